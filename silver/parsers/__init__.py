@@ -1,0 +1,1 @@
+"""parsers package."""
