@@ -1,0 +1,69 @@
+"""The ``dkg`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from pipelines.core.config import ConfigError
+from pipelines.core.logs import configure_logging
+
+__all__ = ["main"]
+
+logger = logging.getLogger(__name__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    from pipelines.commands import bench, simulate
+
+    parser = argparse.ArgumentParser(
+        prog="dkg",
+        description="Skew-aware stream groupings (Dynamic Key Grouping and friends).",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    simulate.add_parser(subparsers)
+    bench.add_parser(subparsers)
+    return parser
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from bronze.datasets.csv_input import CsvInputError
+    from bronze.datasets.registry import UnknownDatasetError
+    from silver.groupings.registry import GroupingConfigError
+
+    return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, ValueError)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+    return str(exc)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``dkg``; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
+    try:
+        return int(args.handler(args))
+    except _user_errors() as exc:
+        if args.verbose:
+            logger.exception("failed")
+        print(f"dkg {args.command}: error: {_describe(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"dkg {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""``dkg bench``: the grouping engine's quality and speed on the reference workloads.
+
+Workloads (one splitter, state serialized once per 10,000-tuple batch):
+ZIPF z=1.4 and z=2.0 over 10,000 keys, 1,000,000 messages at 2,000 msg/s of
+event time, W=50 and W=100. Speed is reported as tuples/s and as a ratio to
+KEY's throughput measured in the same run (machines here are shared and noisy,
+so ratios are what compare across runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from bronze.datasets.base import DatasetSpec
+from bronze.datasets.registry import make_dataset
+from pipelines.commands.common import format_table
+from pipelines.core.config import load_config
+from pipelines.simulate import SimulationSettings, parse_grouping_choices, simulate
+
+__all__ = ["WORKLOADS", "add_parser", "run"]
+
+WORKLOADS = (
+    {"zipf_exponent": 1.4, "workers": 50, "max_imbalance": 1e-3, "max_dist_cost": 1.2},
+    {"zipf_exponent": 2.0, "workers": 100, "max_imbalance": 1e-3, "max_dist_cost": 1.3},
+)
+GROUPINGS = (
+    "SHUFFLE,KEY,PARTIAL_KEY,DYNAMIC_KEY,DYNAMIC_KEY(mode=seed),"
+    "CONSISTENT_HASH(strategy=halving),CONSISTENT_HASH(strategy=doubling),SMALOPS,W_CHOICES"
+)
+MIN_THROUGHPUT = 2_000_000
+COLUMNS = ("grouping", "imbalance", "dist_cost", "stddev_pct", "p99_ms", "throughput",
+           "vs_key", "target")  # fmt: skip
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``bench``."""
+    parser = subparsers.add_parser(
+        "bench", help="measure every grouping's balance, replication and routing speed",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument("--messages", type=int, default=1_000_000, help="messages per workload")
+    parser.add_argument("--grouping", default=GROUPINGS, help="groupings to measure")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.set_defaults(handler=run)
+
+
+def _verdict(row: dict[str, Any], workload: dict[str, Any]) -> str:
+    problems = []
+    if row["throughput"] < MIN_THROUGHPUT:
+        problems.append("speed")
+    if row["grouping"] == "DYNAMIC_KEY" and (
+        row["imbalance"] > workload["max_imbalance"] or row["dist_cost"] > workload["max_dist_cost"]
+    ):
+        problems.append("quality")
+    return "ok" if not problems else "MISSED " + "+".join(problems)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run both workloads and print a table each."""
+    config = load_config()
+    choices = parse_grouping_choices(args.grouping, config.grouping_params)
+    report = []
+    for workload in WORKLOADS:
+        spec = DatasetSpec(name="ZIPF", messages=args.messages, rate=2000.0, seed=7,
+                           zipf_exponent=workload["zipf_exponent"], keys=10_000)  # fmt: skip
+        batches = list(make_dataset(spec).tuples(batch_size=10_000))
+        results = simulate(batches, choices, SimulationSettings(workers=workload["workers"]))
+        key_speed = next((r.throughput for r in results if r.choice.label == "KEY"), float("nan"))
+        rows = []
+        for result in results:
+            cumulative = result.metrics.cumulative.to_dict()
+            row = {
+                "grouping": result.choice.label,
+                **{c: cumulative[c] for c in ("imbalance", "dist_cost", "stddev_pct", "p99_ms")},
+                "throughput": result.throughput,
+                "vs_key": result.throughput / key_speed,
+            }
+            row["target"] = _verdict(row, workload)
+            rows.append(row)
+        report.append({"workload": {**workload, "messages": args.messages}, "rows": rows})
+        if not args.json:
+            print(f"\nZIPF z={workload['zipf_exponent']}, 10,000 keys, {args.messages:,} messages, "
+                  f"W={workload['workers']}, 1 splitter, batches of 10,000")  # fmt: skip
+            print(format_table(rows, COLUMNS))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0

@@ -1,0 +1,76 @@
+"""Pieces shared by several subcommands: config options, dataset options, tables."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from pipelines.core.config import AppConfig, load_config
+
+__all__ = ["add_config_options", "config_from_args", "format_table", "parse_settings"]
+
+
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    """``--config`` overlays and ``--set GROUPING.param=value`` overrides."""
+    parser.add_argument(
+        "--config", action="append", default=[], metavar="FILE",
+        help="YAML overlay merged over conf/base.yaml (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="GROUPING.PARAM=VALUE", dest="settings",
+        help="override one grouping parameter, e.g. DYNAMIC_KEY.headroom=0.3 (repeatable)",
+    )  # fmt: skip
+
+
+def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``["DYNAMIC_KEY.headroom=0.3"]`` -> ``{"DYNAMIC_KEY": {"headroom": 0.3}}``."""
+    import yaml
+
+    overrides: dict[str, dict[str, Any]] = {}
+    for item in items:
+        target, sep, value = item.partition("=")
+        grouping, dot, param = target.partition(".")
+        if not sep or not dot or not grouping or not param:
+            raise ValueError(f"--set expects GROUPING.PARAM=VALUE, got {item!r}")
+        overrides.setdefault(grouping.strip().upper(), {})[param.strip()] = yaml.safe_load(value)
+    return overrides
+
+
+def config_from_args(args: argparse.Namespace) -> AppConfig:
+    """The config files named on the command line, with ``--set`` applied."""
+    from pipelines.core.config import default_conf_dir
+
+    config = load_config(default_conf_dir() / "base.yaml", *args.config)
+    overrides = parse_settings(args.settings)
+    if not overrides:
+        return config
+    groupings = {name.upper(): dict(params or {}) for name, params in config.groupings.items()}
+    for name, params in overrides.items():
+        groupings.setdefault(name, {}).update(params)
+    return config.model_copy(update={"groupings": groupings})
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)
+        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
+            return f"{value:.3e}"
+        return f"{value:.4f}"
+    return str(value)
+
+
+def format_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A plain aligned text table (numbers right-aligned)."""
+    cells = [[_cell(row.get(c, "")) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(row.get(c), int | float) for row in rows) for c in columns]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(
+            v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)
+        ).rstrip()
+
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, cells)])
