@@ -1,0 +1,65 @@
+"""Source types (the seed's dataset names, case-insensitive) -> message parsers.
+
+A parser is ``parse(payload: bytes, kafka_timestamp_ms: int) -> [(key, count,
+event_time_ms), ...]`` and raises :class:`ParseError` (with a short ``reason``)
+for a message it cannot read. Parsers are plain module-level functions, so
+Spark can pickle them into pandas UDFs.
+
+- ``COUNTRY_SKEW_R{r}``, ``COUNTRY_HALF_SKEW_R{r}``, ``ZIPF``, ``ZIPF_SHIFTING``:
+  keyed JSON (:mod:`silver.parsers.keyed_json`).
+- ``TWITTER_TICKER``: cashtags of a JSON tweet; ``TWITTER_ELECTION``: its
+  @mentions and #hashtags (:mod:`silver.parsers.json_tweets`).
+- ``WIKIPEDIA_PAGEVIEWS`` (key = page title), ``WIKIPEDIA_PAGEVIEWS_BY_LANG``
+  (key = language): pageviews lines (:mod:`silver.parsers.pageviews`).
+- ``WIKIPEDIA_CLICKSTREAM``: clickstream TSV rows, key = ``curr``
+  (:mod:`silver.parsers.clickstream`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from silver.parsers.clickstream import parse_clickstream
+from silver.parsers.common import ParseError, Parser
+from silver.parsers.json_tweets import parse_election_tweet, parse_ticker_tweet
+from silver.parsers.keyed_json import parse_keyed_json
+from silver.parsers.pageviews import parse_pageviews, parse_pageviews_by_lang
+
+__all__ = ["ParseError", "Parser", "UnknownSourceError", "parser_for", "source_types"]
+
+_COUNTRY = re.compile(r"COUNTRY_(?:HALF_)?SKEW_R(?:0|[1-9][0-9]?|100)")
+_PARSERS: dict[str, Parser] = {
+    "ZIPF": parse_keyed_json,
+    "ZIPF_SHIFTING": parse_keyed_json,
+    "TWITTER_TICKER": parse_ticker_tweet,
+    "TWITTER_ELECTION": parse_election_tweet,
+    "WIKIPEDIA_PAGEVIEWS": parse_pageviews,
+    "WIKIPEDIA_PAGEVIEWS_BY_LANG": parse_pageviews_by_lang,
+    "WIKIPEDIA_CLICKSTREAM": parse_clickstream,
+}
+
+
+class UnknownSourceError(ValueError):
+    """A source type with no parser; the message lists the valid ones."""
+
+
+def source_types() -> list[str]:
+    """Every source type with a parser; the COUNTRY families appear as patterns."""
+    return ["COUNTRY_SKEW_R{0..100}", "COUNTRY_HALF_SKEW_R{0..100}", *_PARSERS]
+
+
+def parser_for(source_type: str) -> Parser:
+    """The parser of a source type such as ``TWITTER_TICKER`` or ``country_skew_r80``.
+
+    Raises:
+        UnknownSourceError: no parser for that source type.
+    """
+    canonical = source_type.strip().upper()
+    if _COUNTRY.fullmatch(canonical):
+        return parse_keyed_json
+    try:
+        return _PARSERS[canonical]
+    except KeyError:
+        raise UnknownSourceError(
+            f"no parser for source type {source_type!r}; choose from {', '.join(source_types())}"
+        ) from None
