@@ -1,0 +1,88 @@
+"""The metrics of design.md against hand-computed examples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gold.metrics import FifoQueueModel, RunMetricsAccumulator, balance_metrics
+
+
+def test_balance_hand_example():
+    m = balance_metrics(np.array([3, 1, 0, 0]))
+    assert m.tuples == 4
+    assert m.imbalance == pytest.approx((3 - 1) / 4)
+    assert m.skew_s == pytest.approx((3 - 1) / (4 - 1))
+    assert m.e_lb == pytest.approx((2 + 0 + 1 + 1) / 4)
+    assert m.stddev_pct == pytest.approx(np.std([75, 25, 0, 0]))
+
+
+@pytest.mark.parametrize(
+    ("loads", "imbalance", "skew_s", "e_lb", "stddev_pct"),
+    [
+        ([5, 5, 5, 5], 0.0, 0.0, 0.0, 0.0),
+        ([12, 0, 0], 8 / 12, 1.0, 16 / 12, np.std([100, 0, 0])),
+        ([7, 6, 6], (7 - 19 / 3) / 19, (7 - 7) / (19 - 7), (2 / 3 + 1 / 3 + 1 / 3) / 19, np.std([700 / 19, 600 / 19, 600 / 19])),
+        ([0, 0], 0.0, 0.0, 0.0, 0.0),
+        ([9], 0.0, 0.0, 0.0, 0.0),
+    ],
+)  # fmt: skip
+def test_balance_table(loads, imbalance, skew_s, e_lb, stddev_pct):
+    m = balance_metrics(np.array(loads))
+    assert (m.imbalance, m.skew_s, m.e_lb, m.stddev_pct) == pytest.approx(
+        (imbalance, skew_s, e_lb, stddev_pct)
+    )
+
+
+def test_fifo_queue_hand_examples():
+    burst = FifoQueueModel(1, process_ms=1.0)
+    assert burst.add(np.zeros(3, dtype=int), np.zeros(3)).tolist() == [1.0, 2.0, 3.0]
+    assert burst.makespan_ms == 3.0
+    spaced = FifoQueueModel(2, process_ms=1.0)
+    assert spaced.add(np.array([0, 0, 1]), np.array([0, 5, 5])).tolist() == [1.0, 1.0, 1.0]
+    # A later batch queues behind the work still pending from earlier ones.
+    assert burst.add(np.array([0]), np.array([1])).tolist() == [3.0]
+
+
+def test_fifo_speed_compresses_arrivals():
+    model = FifoQueueModel(1, process_ms=1.0, speed=10.0)
+    # Arrivals 10 ms apart in event time are 1 ms apart at speed 10: no queueing.
+    assert model.add(np.zeros(3, dtype=int), np.array([0, 10, 20])).tolist() == [1.0, 1.0, 1.0]
+    slow = FifoQueueModel(1, process_ms=2.0, speed=10.0)
+    assert slow.add(np.zeros(3, dtype=int), np.array([0, 10, 20])).tolist() == [2.0, 3.0, 4.0]
+
+
+def test_fifo_batches_equal_one_shot():
+    rng = np.random.default_rng(1)
+    workers = rng.integers(0, 4, size=5000)
+    times = np.sort(rng.integers(0, 4000, size=5000))
+    whole = FifoQueueModel(4, 1.0).add(workers, times)
+    model = FifoQueueModel(4, 1.0)
+    parts = [model.add(workers[i : i + 333], times[i : i + 333]) for i in range(0, 5000, 333)]
+    assert np.allclose(np.concatenate(parts), whole)
+
+
+def test_dist_cost_and_windows():
+    acc = RunMetricsAccumulator(workers=3, window_ms=1000)
+    keys = np.array([1, 1, 2, 3, 3, 3])
+    workers = np.array([0, 1, 2, 0, 0, 0])
+    times = np.array([0, 10, 20, 1500, 1600, 1700])
+    acc.add(keys[:3], workers[:3], times[:3])
+    acc.add(keys[3:], workers[3:], times[3:])
+    result = acc.result(processing_seconds=2.0)
+    total = result.cumulative
+    assert total.tuples == 6 and total.distinct_keys == 3
+    assert total.dist_cost == pytest.approx(4 / 3)  # pairs (1,0) (1,1) (2,2) (3,0)
+    assert total.throughput == pytest.approx(3.0)
+    assert [w.window_start_ms for w in result.windows] == [0, 1000]
+    first, second = result.windows
+    assert first.loads == (1, 1, 1) and first.dist_cost == pytest.approx(1.5)
+    assert second.loads == (3, 0, 0) and second.dist_cost == 1.0
+    assert np.add(first.loads, second.loads).tolist() == list(total.loads)
+    assert second.p99_ms == pytest.approx(1.0)
+
+
+def test_empty_run():
+    result = RunMetricsAccumulator(workers=4).result(processing_seconds=0.0)
+    assert result.cumulative.tuples == 0 and result.windows == []
+    assert result.cumulative.dist_cost == 0.0 and result.cumulative.p99_ms == 0.0

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mmh3
+import numpy as np
+import pytest
+
+from silver.groupings.hashing import ALT_SEED, hash_keys, stable_hash
+from silver.groupings.state_codec import StateSerializationError, decode_state, encode_state
+
+
+def test_batch_hashes_equal_murmur3_of_each_key():
+    keys = ["a", "b", "a", "ünïcödé", "", "a" * 2000]
+    hashes = hash_keys(keys)
+    assert hashes.home.tolist() == [mmh3.hash(k, 0, signed=False) for k in keys]
+    assert hashes.alt.tolist() == [mmh3.hash(k, ALT_SEED, signed=False) for k in keys]
+    assert hashes.fingerprint.tolist() == [mmh3.hash64(k, hashes_seed())[0] for k in keys]
+    assert stable_hash("a") == mmh3.hash("a", 0, signed=False)
+
+
+def hashes_seed() -> int:
+    from silver.groupings.hashing import FINGERPRINT_SEED
+
+    return FINGERPRINT_SEED
+
+
+def test_names_of_maps_fingerprints_back_to_keys():
+    hashes = hash_keys(["x", "y", "x"])
+    assert hashes.names_of(hashes.fingerprint) == ["x", "y", "x"]
+    assert hashes.names_of(np.array([12345], dtype=np.int64)) == [None]
+
+
+@dataclass
+class _State:
+    workers: int
+    loads: np.ndarray
+    names: np.ndarray
+
+
+def test_state_round_trips_through_bytes():
+    state = _State(3, np.array([1, 2, 3], dtype=np.int64), np.array(["hot", "key"]))
+    restored = decode_state(_State, encode_state(state))
+    assert restored.workers == 3
+    assert restored.loads.tolist() == [1, 2, 3] and restored.loads.dtype == np.int64
+    assert restored.names.tolist() == ["hot", "key"]
+
+
+def test_garbage_bytes_raise_a_domain_error():
+    with pytest.raises(StateSerializationError):
+        decode_state(_State, b"\x00garbage")
