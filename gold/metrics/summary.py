@@ -121,6 +121,7 @@ class RunMetricsAccumulator:
         balance = balance_metrics(scope.loads)
         latencies = np.concatenate(scope.latencies) if scope.latencies else np.zeros(0)
         p50, p99 = np.percentile(latencies, [50, 99]) if len(latencies) else (0.0, 0.0)
+        makespan = scope.last_completion_ms - scope.first_arrival_ms if len(latencies) else 0.0
         return MetricRow(
             scope=name, window_start_ms=start, workers=self.workers, tuples=balance.tuples,
             distinct_keys=len(scope.keys),
@@ -128,8 +129,7 @@ class RunMetricsAccumulator:
             e_lb=balance.e_lb,
             dist_cost=len(scope.pairs) / len(scope.keys) if scope.keys else 0.0,
             throughput=throughput, p50_ms=float(p50), p99_ms=float(p99),
-            makespan_ms=max(0.0, scope.last_completion_ms - scope.first_arrival_ms)
-            if len(latencies) else 0.0,
+            makespan_ms=max(0.0, makespan),
             loads=tuple(int(v) for v in scope.loads),
         )  # fmt: skip
 

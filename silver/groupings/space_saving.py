@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from silver.groupings.fingerprint_index import index_delete, index_find, index_insert, index_size
+
 __all__ = [
     "EMPTY",
     "SpaceSavingArrays",
@@ -49,7 +51,7 @@ class SpaceSavingArrays:
 
     @classmethod
     def empty(cls, capacity: int) -> SpaceSavingArrays:
-        table = 1 << int(np.ceil(np.log2(capacity * 4)))
+        table = index_size(capacity)
         return cls(
             fingerprints=np.full(capacity, EMPTY, dtype=np.int64),
             counts=np.zeros(capacity, dtype=np.float64),
@@ -60,54 +62,10 @@ class SpaceSavingArrays:
         )
 
 
-@numba.njit(cache=True, inline="always")
-def _bucket(fp: np.int64, mask: int) -> int:
-    # Fingerprints are already murmur3 output: the low bits are uniform.
-    return int(fp & mask)
-
-
 @numba.njit(cache=True)
 def ss_find(fp: np.int64, fingerprints: np.ndarray, index: np.ndarray) -> int:
     """Slot holding ``fp``, or -1."""
-    mask = index.shape[0] - 1
-    i = _bucket(fp, mask)
-    while index[i] != -1:
-        slot = index[i]
-        if fingerprints[slot] == fp:
-            return slot
-        i = (i + 1) & mask
-    return -1
-
-
-@numba.njit(cache=True)
-def _index_insert(fp: np.int64, slot: int, index: np.ndarray) -> None:
-    mask = index.shape[0] - 1
-    i = _bucket(fp, mask)
-    while index[i] != -1:
-        i = (i + 1) & mask
-    index[i] = slot
-
-
-@numba.njit(cache=True)
-def _index_delete(fp: np.int64, fingerprints: np.ndarray, index: np.ndarray) -> None:
-    # Linear probing with backward-shift deletion: no tombstones pile up.
-    mask = index.shape[0] - 1
-    i = _bucket(fp, mask)
-    while index[i] != -1 and fingerprints[index[i]] != fp:
-        i = (i + 1) & mask
-    if index[i] == -1:
-        return
-    j = i
-    while True:
-        j = (j + 1) & mask
-        if index[j] == -1:
-            break
-        home = _bucket(fingerprints[index[j]], mask)
-        # Move j back to the hole at i unless its home lies cyclically in (i, j].
-        if (j > i and (home <= i or home > j)) or (j < i and home <= i and home > j):
-            index[i] = index[j]
-            i = j
-    index[i] = -1
+    return index_find(fp, fingerprints, index)
 
 
 @numba.njit(cache=True)
@@ -153,11 +111,11 @@ def ss_offer(
     if slot < 0:
         slot = heap[0]
         if fingerprints[slot] != EMPTY:
-            _index_delete(fingerprints[slot], fingerprints, index)
+            index_delete(fingerprints[slot], fingerprints, index)
             evicted = slot
         errors[slot] = counts[slot]
         fingerprints[slot] = fp
-        _index_insert(fp, slot, index)
+        index_insert(fp, slot, index)
     counts[slot] += weight
     _sift_down(heap_pos[slot], counts, heap, heap_pos)
     return slot, evicted

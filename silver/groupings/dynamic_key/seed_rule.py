@@ -22,29 +22,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from silver.groupings.space_saving import EMPTY, ss_find
+from silver.groupings.fingerprint_index import index_find, index_insert, index_rebuild
+from silver.groupings.space_saving import EMPTY
 
 __all__ = ["BABY", "FREE", "OLD", "TEEN", "route_seed_rule"]
 
 FREE, BABY, TEEN, OLD = -1, 0, 1, 2
-
-
-@numba.njit(cache=True)
-def _insert_index(fp, slot, index):
-    mask = index.shape[0] - 1
-    i = int(fp & mask)
-    while index[i] != -1:
-        i = (i + 1) & mask
-    index[i] = slot
-
-
-@numba.njit(cache=True)
-def _rebuild_index(ks_fp, ks_space, index):
-    # The table is small (distinct_key_count): rebuilding beats deletions.
-    index[:] = -1
-    for slot in range(ks_fp.shape[0]):
-        if ks_space[slot] != FREE:
-            _insert_index(ks_fp[slot], slot, index)
 
 
 @numba.njit(cache=True)
@@ -68,9 +51,9 @@ def _admit(fp, now, caps, ks_fp, ks_count, ks_space, ks_last_seen, index):
     ks_space[victim] = BABY
     ks_last_seen[victim] = now
     if evict:
-        _rebuild_index(ks_fp, ks_space, index)
+        index_rebuild(ks_fp, ks_space != FREE, index)
     else:
-        _insert_index(fp, victim, index)
+        index_insert(fp, victim, index)
     return victim
 
 
@@ -113,7 +96,7 @@ def _run_cycle(cycle, now, p_ints, caps, ks_fp, ks_count, ks_space, ks_last_seen
             ks_fp[slot] = EMPTY
             evicted = True
     if evicted:
-        _rebuild_index(ks_fp, ks_space, index)
+        index_rebuild(ks_fp, ks_space != FREE, index)
 
 
 @numba.njit(cache=True)
@@ -166,7 +149,7 @@ def route_seed_rule(fingerprints, homes, times, p_ints, caps, clock, sent,
                        ks_last_seen, ks_pool, ks_last_check, index)  # fmt: skip
             clock[1] += cycle_ms
         fp = fingerprints[i]
-        slot = ss_find(fp, ks_fp, index)
+        slot = index_find(fp, ks_fp, index)
         if slot < 0:
             slot = _admit(fp, now, caps, ks_fp, ks_count, ks_space, ks_last_seen, index)
         ks_count[slot] += 1.0

@@ -8,6 +8,7 @@ import numpy as np
 
 from silver.groupings.dynamic_key.params import DynamicKeyParams
 from silver.groupings.dynamic_key.seed_rule import FREE
+from silver.groupings.fingerprint_index import index_size
 from silver.groupings.space_saving import EMPTY, SpaceSavingArrays, capacity_for
 
 __all__ = ["DynamicKeyState", "initial_dynamic_key_state"]
@@ -50,10 +51,6 @@ class DynamicKeyState:
     names: np.ndarray
 
 
-def _table_size(entries: int) -> int:
-    return 1 << int(np.ceil(np.log2(max(entries, 1) * 4)))
-
-
 def initial_dynamic_key_state(workers: int, params: DynamicKeyParams) -> DynamicKeyState:
     """Empty state sized for ``workers`` and the mode in ``params``."""
     seed = params.mode == "seed"
@@ -75,7 +72,7 @@ def initial_dynamic_key_state(workers: int, params: DynamicKeyParams) -> Dynamic
         ks_last_seen=np.zeros(keys, dtype=np.int64),
         ks_pool=np.zeros(keys, dtype=np.int32),
         ks_last_check=np.zeros(keys, dtype=np.int64),
-        ks_index=np.full(_table_size(keys) if seed else 0, -1, dtype=np.int32),
+        ks_index=np.full(index_size(keys) if seed else 0, -1, dtype=np.int32),
         sk_fp=sketch.fingerprints,
         sk_counts=sketch.counts,
         sk_errors=sketch.errors,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -41,11 +43,11 @@ def test_pool_grows_only_after_promotion_to_old_warm_up_and_check_interval():
     # Promoted at the 4th key-space cycle: 4 x 15 s after the first tuple (batches are 1 s).
     assert 4 * params.key_space_cycle_ms < old_since <= 4 * params.key_space_cycle_ms + SECOND
     sizes = [(t, len(pool)) for t, pool in history if pool]
-    growths = [t for (t, size), (_, before) in zip(sizes[1:], sizes, strict=False) if size > before]
+    growths = [t for (t, size), (_, before) in zip(sizes[1:], sizes[:-1], strict=True) if size > before]
     assert growths, "a 50 % key on 10 workers must outgrow two candidates"
     assert growths[0] >= old_since + params.check_interval_ms
-    assert all(b - a >= params.check_interval_ms for a, b in zip(growths, growths[1:], strict=False))
-    assert all(size - before <= 1 for (_, size), (_, before) in zip(sizes[1:], sizes, strict=False))
+    assert all(b - a >= params.check_interval_ms for a, b in itertools.pairwise(growths))
+    assert all(size - before <= 1 for (_, size), (_, before) in zip(sizes[1:], sizes[:-1], strict=True))
     home = stable_hash("hot") % W
     final = history[-1][1]
     assert final == tuple((home + j) % W for j in range(len(final)))  # consecutive ring slice

@@ -25,7 +25,6 @@ def test_key_sends_every_tuple_of_a_key_to_its_murmur3_worker(small_zipf, worker
 
 def test_shuffle_per_splitter_loads_differ_by_at_most_one(small_zipf, workers):
     keys, times = small_zipf
-    grouping = ShuffleGrouping(workers)
     routed = ShuffleGrouping(workers).route(keys, times)
     loads = np.bincount(routed, minlength=workers)
     assert loads.max() - loads.min() <= 1
