@@ -137,8 +137,5 @@ class RunMetricsAccumulator:
         """Metrics so far; ``processing_seconds`` is the time the routing took."""
         tuples = int(self._total.loads.sum())
         throughput = tuples / processing_seconds if processing_seconds > 0 else 0.0
-        return RunMetrics(
-            cumulative=self._row(self._total, "cumulative", None, throughput),
-            windows=[self._row(self._windows[s], "window", s, throughput)
-                     for s in sorted(self._windows)],  # fmt: skip
-        )
+        windows = [self._row(self._windows[s], "window", s, throughput) for s in sorted(self._windows)]
+        return RunMetrics(self._row(self._total, "cumulative", None, throughput), windows)
