@@ -35,9 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _user_errors() -> tuple[type[BaseException], ...]:
     from bronze.datasets.csv_input import CsvInputError
     from bronze.datasets.registry import UnknownDatasetError
+    from pipelines.commands.common import UsageError
     from silver.groupings.registry import GroupingConfigError
 
-    return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, ValueError)
+    return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, UsageError,
+            ValidationError)  # fmt: skip
 
 
 def _describe(exc: BaseException) -> str:

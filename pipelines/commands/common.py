@@ -9,7 +9,17 @@ from typing import Any
 
 from pipelines.core.config import AppConfig, load_config
 
-__all__ = ["add_config_options", "config_from_args", "format_table", "parse_settings"]
+__all__ = [
+    "UsageError",
+    "add_config_options",
+    "config_from_args",
+    "format_table",
+    "parse_settings",
+]
+
+
+class UsageError(ValueError):
+    """A command-line option has a value the command cannot use."""
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +43,7 @@ def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
         target, sep, value = item.partition("=")
         grouping, dot, param = target.partition(".")
         if not sep or not dot or not grouping or not param:
-            raise ValueError(f"--set expects GROUPING.PARAM=VALUE, got {item!r}")
+            raise UsageError(f"--set expects GROUPING.PARAM=VALUE, got {item!r}")
         overrides.setdefault(grouping.strip().upper(), {})[param.strip()] = yaml.safe_load(value)
     return overrides
 

@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from bronze.datasets.base import DatasetSpec, TupleBatch
-from pipelines.commands.common import add_config_options, config_from_args, format_table
+from pipelines.commands.common import (
+    UsageError,
+    add_config_options,
+    config_from_args,
+    format_table,
+)
 from pipelines.core.config import AppConfig
 from pipelines.simulate import (
     SimulationResult,
@@ -121,11 +126,11 @@ def run(args: argparse.Namespace) -> int:
         speed=_pick(args.speed, sim.speed),
     )
     if settings.workers < 1 or settings.splitters < 1:
-        raise ValueError("--workers and --splitters must be at least 1")
+        raise UsageError("--workers and --splitters must be at least 1")
     batches = load_tuples(args, config)
     total = sum(len(b) for b in batches)
     if total == 0:
-        raise ValueError("the input has no tuples")
+        raise UsageError("the input has no tuples")
     from pipelines.progress import ProgressReporter
 
     with ProgressReporter(total * len(choices), unit="tuples") as progress:

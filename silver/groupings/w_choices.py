@@ -91,6 +91,13 @@ class WChoicesGrouping(Grouping[WChoicesParams, WChoicesState]):
     params_type = WChoicesParams
     state_type = WChoicesState
 
+    def __init__(
+        self, workers: int, params: WChoicesParams | None = None, state: WChoicesState | None = None
+    ) -> None:
+        super().__init__(workers, params, state)
+        # Names of heavy keys, for reporting only (routing never reads them).
+        self._names: dict[int, str] = {}
+
     @property
     def theta(self) -> float:
         """Heavy threshold as a share of the stream."""
@@ -122,8 +129,6 @@ class WChoicesGrouping(Grouping[WChoicesParams, WChoicesState]):
 
     def _remember_names(self, hashes: KeyHashes) -> None:
         heavy = self._heavy_slots()
-        if not hasattr(self, "_names"):
-            self._names: dict[int, str] = {}
         missing = [int(fp) for fp in self.state.sk_fingerprints[heavy] if int(fp) not in self._names]
         for fp, name in zip(missing, hashes.names_of(np.array(missing, dtype=np.int64)), strict=True):
             if name is not None:
@@ -139,7 +144,7 @@ class WChoicesGrouping(Grouping[WChoicesParams, WChoicesState]):
     def hot_keys(self) -> list[HotKey]:
         """Heavy keys: each may use all W workers."""
         s = self.state
-        names = getattr(self, "_names", {})
+        names = self._names
         return [
             HotKey(
                 key=names.get(int(s.sk_fingerprints[slot]), f"#{int(s.sk_fingerprints[slot]):x}"),

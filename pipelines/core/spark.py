@@ -1,0 +1,232 @@
+"""The only SparkSession builder, plus probes for optional JVM features.
+
+Delta's own Spark integration (delta-spark) needs its jars in the driver JVM.
+Maven Central is not reachable from these machines, so :func:`build_spark` never
+asks Spark to download anything (no ``spark.jars.packages``): it enables Delta's
+SQL extension only when the ``delta-spark`` Python package is installed *and* its
+jars of the same version are already local, either on Spark's classpath
+(``pyspark/jars``) or in an Ivy cache (``~/.ivy2.5.2/jars``, ``~/.ivy2/jars``)
+from an earlier ``configure_spark_with_delta_pip`` run. Otherwise tables go
+through the delta-rs backend in :mod:`pipelines.core.tables`.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "DELTA_CATALOG",
+    "DELTA_EXTENSION",
+    "ROCKSDB_PROVIDER",
+    "SparkSetupError",
+    "build_spark",
+    "delta_spark_available",
+    "find_delta_jars",
+    "rocksdb_available",
+]
+
+logger = logging.getLogger(__name__)
+
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+_STATE_STORE_CONF = "spark.sql.streaming.stateStore.providerClass"
+_SCALA_BINARY = "2.13"  # Spark 4 is built for Scala 2.13 only
+
+
+class SparkSetupError(RuntimeError):
+    """The session cannot be built as requested (e.g. Delta jars demanded but absent)."""
+
+
+def _ivy_jar_dirs() -> list[Path]:
+    home = Path.home()
+    return [home / ".ivy2.5.2" / "jars", home / ".ivy2" / "jars"]
+
+
+def find_delta_jars() -> list[Path] | None:
+    """Locate delta-spark's jars without touching the network.
+
+    Returns:
+        ``[]`` when the jars are already on Spark's classpath (``pyspark/jars``),
+        the jar files to add with ``spark.jars`` when they sit in an Ivy cache, or
+        ``None`` when the ``delta-spark`` package is not installed or its jars of
+        the same version are nowhere local.
+    """
+    try:
+        version = importlib.metadata.version("delta-spark")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    import pyspark
+
+    spark_jars = Path(pyspark.__file__).parent / "jars"
+    if list(spark_jars.glob(f"delta-spark_{_SCALA_BINARY}-{version}.jar")):
+        return []
+    for folder in _ivy_jar_dirs():
+        core = folder / f"io.delta_delta-spark_{_SCALA_BINARY}-{version}.jar"
+        storage = folder / f"io.delta_delta-storage-{version}.jar"
+        if core.is_file() and storage.is_file():
+            return [core, storage]
+    return None
+
+
+def _delta_conf(delta_jars: bool | None, extra: Mapping[str, str]) -> dict[str, str]:
+    if delta_jars is False:
+        return {}
+    jars = find_delta_jars()
+    if jars is None:
+        if delta_jars:
+            raise SparkSetupError(
+                "delta_jars=True but the delta-spark package or its jars are not available "
+                "locally (pyspark/jars or ~/.ivy2.5.2/jars); Maven Central is not reachable here"
+            )
+        logger.debug("delta-spark jars not found; Delta tables use the delta-rs backend")
+        return {}
+    conf = {
+        "spark.sql.extensions": DELTA_EXTENSION,
+        "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+    }
+    if jars:
+        already = extra.get("spark.jars", "")
+        conf["spark.jars"] = ",".join([*filter(None, [already]), *map(str, jars)])
+    return conf
+
+
+def _prepare_environment(master: str) -> None:
+    # Python workers (UDFs, Python data sources) start `python3` from PATH unless
+    # told otherwise; a different interpreter lacks pyarrow/deltalake. The conf
+    # key spark.pyspark.python does not reach the data-source planner workers,
+    # the environment variable does.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if master.startswith("local"):
+        # Loopback only for local sessions; also silences the "hostname resolves
+        # to a loopback address" warning at start-up.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def _class_loadable(spark: SparkSession, name: str) -> bool:
+    # py4j is the only way to ask the driver JVM about its classpath.
+    jvm = spark.sparkContext._jvm  # noqa: SLF001
+    try:
+        return bool(jvm.org.apache.spark.util.Utils.classIsLoadable(name))
+    except Exception:  # py4j errors: treat as "not loadable"
+        logger.debug("probing class %s failed", name, exc_info=True)
+        return False
+
+
+def rocksdb_available(spark: SparkSession) -> bool:
+    """Whether the RocksDB state store can run: provider class and native library load."""
+    if not _class_loadable(spark, ROCKSDB_PROVIDER):
+        return False
+    jvm = spark.sparkContext._jvm  # noqa: SLF001
+    try:
+        jvm.org.rocksdb.RocksDB.loadLibrary()
+    except Exception:  # missing native library for this platform
+        logger.debug("RocksDB native library does not load", exc_info=True)
+        return False
+    return True
+
+
+def delta_spark_available(spark: SparkSession) -> bool:
+    """Whether this session can read and write ``format("delta")`` natively.
+
+    True only when Delta's classes load in the driver JVM and its SQL extension is
+    configured (as :func:`build_spark` does when it finds the jars).
+    """
+    extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    return DELTA_EXTENSION in extensions and _class_loadable(spark, DELTA_EXTENSION)
+
+
+def _base_conf(
+    app_name: str, master: str, driver_memory: str, shuffle_partitions: int, ui: bool
+) -> dict[str, str]:
+    return {
+        "spark.app.name": app_name,
+        "spark.master": master,
+        # Only effective before the driver JVM starts, hence here and not later.
+        "spark.driver.memory": driver_memory,
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.ui.enabled": str(ui).lower(),
+        # Progress bars interleave with logs and test output.
+        "spark.ui.showConsoleProgress": str(ui).lower(),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Event times are UTC everywhere; the machine's zone must not leak in.
+        "spark.sql.session.timeZone": "UTC",
+        # The catalog is in-memory and our tables are external (see
+        # pipelines.core.tables.catalog); keep Spark's default database folder
+        # out of the working directory.
+        "spark.sql.warehouse.dir": str(Path(tempfile.gettempdir()) / "dkg-spark-warehouse"),
+    }
+
+
+def build_spark(
+    app_name: str = "dkg",
+    master: str = "local[2]",
+    driver_memory: str = "4g",
+    shuffle_partitions: int = 2,
+    ui: bool = False,
+    extra_conf: Mapping[str, Any] | None = None,
+    delta_jars: bool | None = None,
+    log_level: str = "WARN",
+) -> SparkSession:
+    """Build (or return the running) SparkSession with the project's settings.
+
+    Args:
+        app_name: Spark application name.
+        master: Spark master URL; ``local[N]`` sessions bind to loopback.
+        driver_memory: Driver heap, e.g. ``"4g"``; set before the JVM starts.
+        shuffle_partitions: ``spark.sql.shuffle.partitions``.
+        ui: Start the Spark UI and console progress bars.
+        extra_conf: More settings; they win over the defaults above. Setting
+            ``spark.sql.streaming.stateStore.providerClass`` here disables the
+            RocksDB auto-selection.
+        delta_jars: ``True`` requires delta-spark (error if its jars are not
+            local), ``False`` never loads it, ``None`` uses it when found.
+        log_level: JVM log level after start-up (``WARN``, ``ERROR``, ...).
+
+    Returns:
+        The session. If one is already running in this process, Spark returns it
+        and settings that only apply at JVM start (memory, jars) are unchanged.
+
+    Raises:
+        SparkSetupError: ``delta_jars=True`` but the jars are not available.
+    """
+    from pyspark.sql import SparkSession
+
+    extra = {k: str(v) for k, v in (extra_conf or {}).items()}
+    conf = _base_conf(app_name, master, driver_memory, shuffle_partitions, ui)
+    conf |= _delta_conf(delta_jars, extra)
+    conf |= extra
+    _prepare_environment(master)
+
+    started = time.monotonic()
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(log_level)
+
+    # RocksDB keeps large streaming state off the JVM heap; the default
+    # HDFS-backed store holds it all in memory. Only a runtime setting, so it is
+    # checked after start and only if the caller did not choose a provider.
+    if _STATE_STORE_CONF not in extra and rocksdb_available(spark):
+        spark.conf.set(_STATE_STORE_CONF, ROCKSDB_PROVIDER)
+    logger.info(
+        "SparkSession %s on %s ready in %.1f s (delta-spark: %s, state store: %s)",
+        app_name,
+        master,
+        time.monotonic() - started,
+        delta_spark_available(spark),
+        spark.conf.get(_STATE_STORE_CONF),
+    )
+    return spark

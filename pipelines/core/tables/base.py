@@ -1,0 +1,126 @@
+"""The table-backend interface shared by the delta-rs and delta-spark implementations.
+
+Every write names an *application transaction*: an ``app_id`` (one per streaming
+query and target table) and a monotonically increasing ``batch_id`` (Spark's
+micro-batch id). Delta records the pair in the commit, and a backend skips a write
+whose ``batch_id`` is not newer than the last one recorded for that ``app_id``.
+That turns ``foreachBatch``'s at-least-once delivery into exactly-once table
+contents when a query restarts and replays its last micro-batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame
+
+__all__ = [
+    "TableBackend",
+    "TableData",
+    "TableError",
+    "TablePath",
+    "as_nullable",
+    "to_arrow",
+]
+
+TablePath: TypeAlias = "str | Path"
+TableData: TypeAlias = "pa.Table | pa.RecordBatch | pd.DataFrame | DataFrame"
+"""What a backend accepts: Arrow, pandas, or a Spark DataFrame (a micro-batch)."""
+
+
+class TableError(RuntimeError):
+    """A Delta table cannot be read or written as asked."""
+
+
+@runtime_checkable
+class TableBackend(Protocol):
+    """Delta table I/O with idempotent, transaction-tagged writes.
+
+    Implementations: :class:`~pipelines.core.tables.delta_rs.DeltaRsBackend`
+    (embedded, no JVM jars) and
+    :class:`~pipelines.core.tables.delta_spark.DeltaSparkBackend` (native Spark).
+    Both write the same Delta protocol, so either reads what the other wrote.
+    """
+
+    def create_if_missing(
+        self, path: TablePath, schema: pa.Schema, partition_by: Sequence[str] | None = None
+    ) -> bool:
+        """Create an empty table unless one exists; True if this call created it."""
+        ...
+
+    def append(
+        self,
+        path: TablePath,
+        data: TableData,
+        app_id: str,
+        batch_id: int,
+        partition_by: Sequence[str] | None = None,
+    ) -> bool:
+        """Append rows once per ``(app_id, batch_id)``; False if the batch was already written."""
+        ...
+
+    def merge(
+        self,
+        path: TablePath,
+        data: TableData,
+        keys: Sequence[str],
+        app_id: str,
+        batch_id: int,
+        partition_by: Sequence[str] | None = None,
+    ) -> bool:
+        """Upsert rows by ``keys`` once per ``(app_id, batch_id)``; False if skipped."""
+        ...
+
+    def read(self, path: TablePath) -> pa.Table:
+        """The table's current contents."""
+        ...
+
+    def version(self, path: TablePath) -> int | None:
+        """The latest table version, or None if there is no table at ``path``."""
+        ...
+
+    def transaction_version(self, path: TablePath, app_id: str) -> int | None:
+        """The last ``batch_id`` recorded for ``app_id``, or None."""
+        ...
+
+
+def as_nullable(schema: pa.Schema) -> pa.Schema:
+    """The schema with every top-level field nullable.
+
+    Spark's file sinks store every column as nullable; doing the same keeps a
+    table created from one micro-batch (whose columns Spark may mark non-null)
+    from rejecting a later batch that carries a null.
+    """
+    return pa.schema([field.with_nullable(True) for field in schema], metadata=schema.metadata)
+
+
+def _is_spark_frame(data: Any) -> bool:
+    # Duck-typed so this module never imports pyspark (delta-rs users need no JVM).
+    return hasattr(data, "toArrow") and hasattr(data, "sparkSession")
+
+
+def to_arrow(data: TableData) -> pa.Table:
+    """Convert any accepted input to a ``pyarrow.Table`` with nullable columns.
+
+    Raises:
+        TypeError: ``data`` is none of the accepted types.
+    """
+    if isinstance(data, pa.Table):
+        table = data
+    elif isinstance(data, pa.RecordBatch):
+        table = pa.Table.from_batches([data])
+    elif _is_spark_frame(data):
+        # Arrow collection runs on the driver; fine for micro-batches, which is
+        # what foreachBatch hands over.
+        table = data.toArrow()
+    elif hasattr(data, "to_records") and hasattr(data, "columns"):
+        table = pa.Table.from_pandas(data, preserve_index=False)
+    else:
+        raise TypeError(f"cannot write {type(data).__name__}: expected Arrow, pandas or Spark data")
+    return table.cast(as_nullable(table.schema))

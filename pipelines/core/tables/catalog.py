@@ -1,0 +1,166 @@
+"""Spark-side access to Delta tables: DataFrames, streams and SQL names.
+
+How ``spark.sql("SELECT * FROM gold.key_counts")`` works without Delta jars:
+each layer becomes a database (``CREATE DATABASE gold``) and each table an
+external catalog table ``CREATE TABLE gold.key_counts USING <source> LOCATION
+'<path>'`` backed by the Python data source. Spark 4.2 does not hand a catalog
+table's ``OPTIONS``/``LOCATION`` to a Python data source (the reader sees no
+options), so every table gets its own tiny subclass of :class:`DeltaSource` with
+the path fixed, registered under its own format name (``dkg_delta__gold__key_counts__<hash>``).
+Temporary views were not an option: their names cannot have a namespace. The
+catalog is Spark's in-memory one, so call :func:`register_tables` once per
+session (it is cheap: no data is read). Database folders go under
+``<root>/_catalog`` so nothing lands in the working directory, and dropping a
+database there never touches table data (the tables are external).
+
+With delta-spark loaded, tables are plain ``USING delta`` tables instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipelines.core.spark import delta_spark_available
+from pipelines.core.tables.base import TableBackend, TablePath
+from pipelines.core.tables.delta_rs import DeltaRsBackend
+from pipelines.core.tables.delta_spark import DeltaSparkBackend
+from pipelines.core.tables.stream_source import SOURCE_NAME, DeltaSource
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from pipelines.core.paths import Warehouse
+
+__all__ = [
+    "default_backend",
+    "read_delta",
+    "read_delta_stream",
+    "register_source",
+    "register_tables",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def _registered(spark: SparkSession, name: str) -> bool:
+    # No public API asks this; re-registering works but logs a warning each time.
+    try:
+        manager = spark._jsparkSession.sessionState().dataSourceManager()  # noqa: SLF001
+        return bool(manager.dataSourceExists(name))
+    except Exception:  # py4j or API drift: fall back to registering again
+        logger.debug("cannot query registered data sources", exc_info=True)
+        return False
+
+
+def _register_once(spark: SparkSession, source: type[DeltaSource]) -> None:
+    if not _registered(spark, source.name()):
+        spark.dataSource.register(source)
+
+
+def register_source(spark: SparkSession) -> None:
+    """Register ``format("dkg_delta")`` in this session (idempotent)."""
+    _register_once(spark, DeltaSource)
+
+
+def default_backend(spark: SparkSession | None = None) -> TableBackend:
+    """delta-spark when the session can load it, else delta-rs."""
+    if spark is not None and delta_spark_available(spark):
+        return DeltaSparkBackend(spark)
+    return DeltaRsBackend()
+
+
+def read_delta(spark: SparkSession, path: TablePath, version: int | None = None) -> DataFrame:
+    """A Delta table (or one of its versions) as a batch DataFrame.
+
+    Without delta-spark this is the Python data source's batch reader: files are
+    read in parallel by executors as Arrow batches, lazily, so tables of millions
+    of rows never pass through the driver (unlike
+    ``spark.createDataFrame(arrow_table)``).
+    """
+    reader = spark.read
+    if delta_spark_available(spark):
+        if version is not None:
+            reader = reader.option("versionAsOf", version)
+        return reader.format("delta").load(str(path))
+    register_source(spark)
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    return reader.format(SOURCE_NAME).option("path", str(path)).load()
+
+
+def read_delta_stream(
+    spark: SparkSession,
+    path: TablePath,
+    starting_version: int | str = 0,
+    max_files_per_trigger: int | None = None,
+    skip_change_commits: bool = False,
+) -> DataFrame:
+    """A Delta table as an append-only stream (native delta-spark when available).
+
+    Args:
+        spark: The session.
+        path: Table folder; the table must exist (its schema is the stream's).
+        starting_version: First version to read (``0`` = everything, ``"latest"``).
+        max_files_per_trigger: Cap per micro-batch (whole commits for dkg_delta).
+        skip_change_commits: Ignore commits that remove rows instead of failing.
+    """
+    reader = spark.readStream.option("startingVersion", str(starting_version))
+    if max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
+    if skip_change_commits:
+        reader = reader.option("skipChangeCommits", "true")
+    if delta_spark_available(spark):
+        return reader.format("delta").load(str(path))
+    register_source(spark)
+    return reader.format(SOURCE_NAME).option("path", str(path)).load()
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _table_source(layer: str, table: str, path: Path) -> type[DeltaSource]:
+    """A DeltaSource subclass bound to one table (pickled by value to workers).
+
+    The format name carries a hash of the path, so the same ``layer.table`` of
+    another warehouse in the same session gets its own source.
+    """
+    digest = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()[:10]
+    format_name = re.sub(r"\W", "_", f"{SOURCE_NAME}__{layer}__{table}__{digest}")
+    return type(
+        f"DeltaSource_{format_name}",
+        (DeltaSource,),
+        {"fixed_path": str(path), "name": classmethod(lambda cls: format_name)},
+    )
+
+
+def register_tables(spark: SparkSession, warehouse: Warehouse) -> list[str]:
+    """Make every existing table of ``warehouse`` queryable as ``<layer>.<table>``.
+
+    Re-running refreshes the definitions (new tables, changed schemas).
+
+    Returns:
+        The registered names, e.g. ``["bronze.raw_events", "gold.key_counts"]``.
+    """
+    native = delta_spark_available(spark)
+    names: list[str] = []
+    for layer, table, path in warehouse.tables():
+        location = _sql_string(str(path))
+        catalog_dir = _sql_string(str(warehouse.catalog_path(layer)))
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS `{layer}` LOCATION {catalog_dir}")
+        qualified = f"`{layer}`.`{table}`"
+        if native:
+            spark.sql(f"CREATE TABLE IF NOT EXISTS {qualified} USING delta LOCATION {location}")
+        else:
+            source = _table_source(layer, table, path)
+            _register_once(spark, source)
+            # Drop first: the catalog keeps the schema from creation time.
+            spark.sql(f"DROP TABLE IF EXISTS {qualified}")
+            spark.sql(f"CREATE TABLE {qualified} USING {source.name()} LOCATION {location}")
+        names.append(f"{layer}.{table}")
+    logger.info("registered %d tables from %s", len(names), warehouse.root)
+    return names

@@ -1,0 +1,206 @@
+"""Read a local Delta table's transaction log: which files each commit added.
+
+The streaming reader needs the rows *added* by table versions ``(start, end]``.
+The Delta protocol stores commit ``N`` as ``_delta_log/<N, 20 digits>.json``, one
+action per line; its ``add`` actions with ``dataChange: true`` are exactly the
+files that commit appended (an OPTIMIZE rewrites with ``dataChange: false``).
+Commit files are written atomically (put-if-absent), so a commit whose file
+exists is complete. Reading them directly costs one small file per version,
+where loading the table with delta-rs at each version would replay the whole
+snapshot. Snapshots (batch reads) go through delta-rs' ``get_add_actions``.
+
+Limits, all reported as :class:`DeltaLogError`: local paths only; no deletion
+vectors; commits removed by log cleanup cannot be streamed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
+
+__all__ = [
+    "AddedFile",
+    "Commit",
+    "DeltaLogError",
+    "latest_version",
+    "pack_files",
+    "read_commit",
+    "snapshot_files",
+]
+
+_COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
+
+
+class DeltaLogError(RuntimeError):
+    """The transaction log is missing, unreadable, or uses an unsupported feature."""
+
+
+@dataclass(frozen=True)
+class AddedFile:
+    """One data file to read, with its partition values already typed.
+
+    Picklable: it travels inside Spark input partitions to the executors.
+
+    Attributes:
+        path: Absolute local path of the Parquet file.
+        size: File size in bytes (for balancing partitions).
+        partition_values: Partition column -> value (Python object or None);
+            Delta keeps these in the log, not in the file.
+    """
+
+    path: str
+    size: int
+    partition_values: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The data changes of one table version.
+
+    Attributes:
+        version: The table version.
+        adds: Files added with ``dataChange: true``.
+        removes_data: Whether the commit also removed rows (MERGE, DELETE,
+            overwrite), which an append-only stream cannot express.
+    """
+
+    version: int
+    adds: tuple[AddedFile, ...]
+    removes_data: bool
+
+
+def _log_dir(table: Path | str) -> Path:
+    return Path(table) / "_delta_log"
+
+
+def latest_version(table: Path | str) -> int:
+    """The newest committed version, or -1 if there is no table yet.
+
+    Lists ``_delta_log`` instead of loading the table: the newest commit file is
+    never removed by log cleanup, and listing is cheap next to a snapshot load.
+    """
+    log = _log_dir(table)
+    try:
+        names = [entry.name for entry in log.iterdir()]
+    except FileNotFoundError:
+        return -1
+    versions = [int(m.group(1)) for name in names if (m := _COMMIT_FILE.match(name))]
+    return max(versions, default=-1)
+
+
+def _data_file(table: Path, raw_path: str) -> str:
+    # Log paths are URL-encoded (RFC 2396) and relative to the table root unless
+    # they carry a scheme (shallow clones).
+    parsed = urlparse(raw_path)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    if parsed.scheme:
+        raise DeltaLogError(f"data file {raw_path!r} is not local; only local tables are supported")
+    return str(table / unquote(raw_path))
+
+
+def _typed_partition_value(raw: str | None, arrow_type: pa.DataType | None) -> Any:
+    if raw is None or arrow_type is None or pa.types.is_string(arrow_type):
+        return raw
+    try:
+        return pa.array([raw], pa.string()).cast(arrow_type)[0].as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise DeltaLogError(f"cannot parse partition value {raw!r} as {arrow_type}") from exc
+
+
+def _added_file(table: Path, add: Mapping[str, Any], types: Mapping[str, pa.DataType]) -> AddedFile:
+    if add.get("deletionVector"):
+        raise DeltaLogError(f"{table}: deletion vectors are not supported ({add['path']})")
+    values = {
+        name: _typed_partition_value(raw, types.get(name))
+        for name, raw in (add.get("partitionValues") or {}).items()
+    }
+    return AddedFile(_data_file(table, add["path"]), int(add.get("size") or 0), values)
+
+
+def read_commit(
+    table: Path | str, version: int, partition_types: Mapping[str, pa.DataType]
+) -> Commit:
+    """Parse commit ``version`` of ``table``.
+
+    Args:
+        table: Table root folder.
+        version: The table version to read.
+        partition_types: Arrow type of each partition column, to turn the log's
+            string partition values into typed values.
+
+    Raises:
+        DeltaLogError: The commit file does not exist (never written, or removed
+            by log cleanup) or uses an unsupported feature.
+    """
+    root = Path(table)
+    log_file = _log_dir(root) / f"{version:020d}.json"
+    try:
+        lines = log_file.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise DeltaLogError(
+            f"{root}: commit {version} is not in _delta_log (not written yet, or removed by "
+            "log cleanup); restart the stream from a later startingVersion"
+        ) from None
+    adds: list[AddedFile] = []
+    removes_data = False
+    for line in filter(None, map(str.strip, lines)):
+        action = json.loads(line)
+        if (add := action.get("add")) is not None and add.get("dataChange", True):
+            adds.append(_added_file(root, add, partition_types))
+        elif (remove := action.get("remove")) is not None and remove.get("dataChange", True):
+            removes_data = True
+    return Commit(version, tuple(adds), removes_data)
+
+
+def snapshot_files(table: Path | str, version: int | None = None) -> list[AddedFile]:
+    """Every live data file of the table (at ``version``, default latest), via delta-rs."""
+    from deltalake import DeltaTable
+
+    root = Path(table)
+    delta = DeltaTable(str(root), version=version)
+    actions = pa.table(delta.get_add_actions(flatten=True))
+    prefix = "partition."
+    partition_cols = [c for c in actions.column_names if c.startswith(prefix)]
+    rows = actions.select(["path", "size_bytes", *partition_cols]).to_pylist()
+    return [
+        AddedFile(
+            _data_file(root, row["path"]),
+            int(row["size_bytes"]),
+            {c[len(prefix) :]: row[c] for c in partition_cols},
+        )
+        for row in rows
+    ]
+
+
+def pack_files(
+    files: Sequence[AddedFile], min_partitions: int = 2, target_bytes: int = 64 << 20
+) -> list[tuple[AddedFile, ...]]:
+    """Group files into balanced partitions (one Spark task each).
+
+    Streaming tables accumulate one small file per micro-batch; a task per file
+    would spend more time starting Python workers than reading. Aim for
+    ``target_bytes`` per partition but at least ``min_partitions`` partitions, so
+    a few large files still spread over the cores. Greedy largest-first bin
+    packing; files keep their log order inside a partition.
+    """
+    if not files:
+        return []
+    total = sum(f.size for f in files)
+    count = min(len(files), max(min_partitions, math.ceil(total / target_bytes)))
+    bins: list[list[int]] = [[] for _ in range(count)]
+    heap = [(0, i) for i in range(count)]
+    for index in sorted(range(len(files)), key=lambda i: -files[i].size):
+        load, slot = heapq.heappop(heap)
+        bins[slot].append(index)
+        heapq.heappush(heap, (load + files[index].size, slot))
+    return [tuple(files[i] for i in sorted(b)) for b in bins if b]

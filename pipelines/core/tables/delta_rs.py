@@ -1,0 +1,186 @@
+"""The embedded Delta backend: delta-rs (``deltalake``), no JVM jars needed.
+
+Each write carries ``CommitProperties(app_transactions=[Transaction(app_id,
+batch_id)])``, so the commit records the pair in a ``txn`` action. Before
+writing, the backend reads ``DeltaTable.transaction_version(app_id)`` and skips
+the batch when it is already ``>= batch_id``. The check and the write are not one
+atomic step; that is enough for foreachBatch, where one query drives one
+``app_id`` and runs its micro-batches one at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake.exceptions import TableNotFoundError
+
+from pipelines.core.tables.base import TableData, TableError, TablePath, as_nullable, to_arrow
+
+__all__ = ["DeltaRsBackend"]
+
+logger = logging.getLogger(__name__)
+
+
+def _commit(app_id: str, batch_id: int) -> CommitProperties:
+    return CommitProperties(app_transactions=[Transaction(app_id=app_id, version=batch_id)])
+
+
+def _quote(column: str) -> str:
+    # Double quotes keep DataFusion from lower-casing mixed-case column names.
+    return '"' + column.replace('"', '""') + '"'
+
+
+class DeltaRsBackend:
+    """Delta table I/O through delta-rs; implements ``TableBackend``.
+
+    Args:
+        storage_options: Passed to delta-rs (object-store credentials etc.).
+    """
+
+    def __init__(self, storage_options: dict[str, str] | None = None) -> None:
+        """Create the backend (no I/O)."""
+        self._storage = storage_options
+
+    def _open(self, path: TablePath) -> DeltaTable | None:
+        try:
+            return DeltaTable(str(path), storage_options=self._storage)
+        except TableNotFoundError:
+            return None
+
+    def _already_written(self, table: DeltaTable | None, app_id: str, batch_id: int) -> bool:
+        if table is None:
+            return False
+        last = table.transaction_version(app_id)
+        if last is not None and last >= batch_id:
+            logger.info("skip batch %d of %s: already written (last %d)", batch_id, app_id, last)
+            return True
+        return False
+
+    def version(self, path: TablePath) -> int | None:
+        """The latest version, or None if there is no table."""
+        table = self._open(path)
+        return None if table is None else table.version()
+
+    def transaction_version(self, path: TablePath, app_id: str) -> int | None:
+        """The last batch id recorded for ``app_id``, or None."""
+        table = self._open(path)
+        return None if table is None else table.transaction_version(app_id)
+
+    def create_if_missing(
+        self, path: TablePath, schema: pa.Schema, partition_by: Sequence[str] | None = None
+    ) -> bool:
+        """Create an empty table with ``schema`` (all columns nullable) unless one exists."""
+        if self._open(path) is not None:
+            return False
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        DeltaTable.create(
+            str(path),
+            schema=as_nullable(schema),
+            partition_by=list(partition_by or []) or None,
+            mode="ignore",  # a concurrent creator wins; the table exists either way
+            storage_options=self._storage,
+        )
+        logger.info("created table %s", path)
+        return True
+
+    def append(
+        self,
+        path: TablePath,
+        data: TableData,
+        app_id: str,
+        batch_id: int,
+        partition_by: Sequence[str] | None = None,
+    ) -> bool:
+        """Append ``data`` unless batch ``batch_id`` of ``app_id`` is already in the table.
+
+        An empty batch writes nothing (no empty commit) but creates the table if
+        it is missing, so downstream readers find it.
+
+        Returns:
+            True if a commit was made, False if the batch was skipped or empty.
+        """
+        table = self._open(path)
+        if self._already_written(table, app_id, batch_id):
+            return False
+        # Convert only after the check: a replayed Spark batch is never computed.
+        arrow = to_arrow(data)
+        if arrow.num_rows == 0:
+            if table is None:
+                self.create_if_missing(path, arrow.schema, partition_by)
+            return False
+        try:
+            write_deltalake(
+                table if table is not None else str(path),
+                arrow,
+                mode="append",
+                partition_by=list(partition_by) if partition_by and table is None else None,
+                storage_options=self._storage if table is None else None,
+                commit_properties=_commit(app_id, batch_id),
+            )
+        except Exception as exc:  # delta-rs raises many unrelated types
+            raise TableError(
+                f"append of batch {batch_id} ({app_id}) to {path} failed: {exc}"
+            ) from exc
+        logger.debug(
+            "appended %d rows to %s (batch %d of %s)", arrow.num_rows, path, batch_id, app_id
+        )
+        return True
+
+    def merge(
+        self,
+        path: TablePath,
+        data: TableData,
+        keys: Sequence[str],
+        app_id: str,
+        batch_id: int,
+        partition_by: Sequence[str] | None = None,
+    ) -> bool:
+        """Upsert ``data`` by ``keys`` (update all columns on match, else insert).
+
+        ``data`` must hold at most one row per key, and keys must not be null
+        (null never matches; such rows are inserted again each time).
+
+        Returns:
+            True if a commit was made, False if the batch was skipped or empty.
+        """
+        if not keys:
+            raise ValueError("merge needs at least one key column")
+        table = self._open(path)
+        if self._already_written(table, app_id, batch_id):
+            return False
+        if table is None:  # nothing to match against: the first batch is an append
+            return self.append(path, data, app_id, batch_id, partition_by)
+        arrow = to_arrow(data)
+        if arrow.num_rows == 0:
+            return False
+        predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
+        try:
+            metrics = (
+                table.merge(
+                    arrow,
+                    predicate,
+                    source_alias="s",
+                    target_alias="t",
+                    commit_properties=_commit(app_id, batch_id),
+                )
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute()
+            )
+        except Exception as exc:  # delta-rs raises many unrelated types
+            raise TableError(
+                f"merge of batch {batch_id} ({app_id}) into {path} failed: {exc}"
+            ) from exc
+        logger.debug("merged batch %d of %s into %s: %s", batch_id, app_id, path, metrics)
+        return True
+
+    def read(self, path: TablePath) -> pa.Table:
+        """The whole table as Arrow (driver memory: small tables and tests)."""
+        table = self._open(path)
+        if table is None:
+            raise TableError(f"no Delta table at {path}")
+        return table.to_pyarrow_table()
