@@ -111,7 +111,11 @@ class DeltaFilesPartition(InputPartition):
     def __init__(self, files: Sequence[AddedFile]) -> None:
         """Wrap the files of one task."""
         super().__init__(tuple(files))
-        self.files: tuple[AddedFile, ...] = tuple(files)
+
+    @property
+    def files(self) -> tuple[AddedFile, ...]:
+        """The files, in log order."""
+        return self.value  # type: ignore[no-any-return]
 
 
 def _constant(value: Any, arrow_type: pa.DataType, rows: int) -> pa.Array:

@@ -1,0 +1,129 @@
+"""delta-rs backend: idempotent appends and merges with application transactions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable
+
+from pipelines.core.paths import Warehouse
+from pipelines.core.tables import DeltaRsBackend, TableBackend
+
+Events = Callable[[int, int], pa.Table]
+
+
+def _ids(backend: DeltaRsBackend, path: object) -> list[int]:
+    return sorted(backend.read(path).column("id").to_pylist())
+
+
+def test_backend_satisfies_the_protocol(backend: DeltaRsBackend) -> None:
+    assert isinstance(backend, TableBackend)
+
+
+def test_append_records_the_batch_and_a_replay_is_skipped(
+    backend: DeltaRsBackend, warehouse: Warehouse, events: Events
+) -> None:
+    path = warehouse.table_path("bronze", "raw_events")
+    assert backend.append(path, events(0, 3), app_id="bronze-q", batch_id=0)
+    assert backend.append(path, events(3, 3), app_id="bronze-q", batch_id=1)
+    version, before = backend.version(path), _ids(backend, path)
+
+    assert not backend.append(path, events(100, 3), app_id="bronze-q", batch_id=1)  # replay
+    assert not backend.append(path, events(200, 3), app_id="bronze-q", batch_id=0)  # older
+
+    assert backend.version(path) == version == 1
+    assert _ids(backend, path) == before == list(range(6))
+    assert backend.transaction_version(path, "bronze-q") == 1
+
+
+def test_another_app_id_writes_the_same_batch_id(
+    backend: DeltaRsBackend, warehouse: Warehouse, events: Events
+) -> None:
+    path = warehouse.table_path("bronze", "raw_events")
+    backend.append(path, events(0, 2), app_id="query-a", batch_id=5)
+
+    assert backend.append(path, events(2, 2), app_id="query-b", batch_id=5)
+
+    assert _ids(backend, path) == [0, 1, 2, 3]
+    assert DeltaTable(str(path)).transaction_version("query-a") == 5
+    assert DeltaTable(str(path)).transaction_version("query-b") == 5
+
+
+def test_merge_upserts_by_key_and_skips_a_replay(
+    backend: DeltaRsBackend, warehouse: Warehouse
+) -> None:
+    path = warehouse.table_path("gold", "key_counts")
+    first = pa.table({"runId": ["r1", "r1"], "key": ["a", "b"], "total": [1, 2]})
+    second = pa.table({"runId": ["r1", "r1"], "key": ["b", "c"], "total": [20, 30]})
+
+    assert backend.merge(path, first, keys=["runId", "key"], app_id="gold-q", batch_id=0)
+    assert backend.merge(path, second, keys=["runId", "key"], app_id="gold-q", batch_id=1)
+    version = backend.version(path)
+    assert not backend.merge(
+        path,
+        pa.table({"runId": ["r1"], "key": ["a"], "total": [999]}),
+        ["runId", "key"],
+        "gold-q",
+        1,
+    )
+
+    rows = sorted(backend.read(path).to_pylist(), key=lambda r: r["key"])
+    assert rows == [
+        {"runId": "r1", "key": "a", "total": 1},
+        {"runId": "r1", "key": "b", "total": 20},
+        {"runId": "r1", "key": "c", "total": 30},
+    ]
+    assert backend.version(path) == version
+    assert backend.transaction_version(path, "gold-q") == 1
+
+
+def test_pandas_input_and_non_null_columns_become_nullable(
+    backend: DeltaRsBackend, warehouse: Warehouse
+) -> None:
+    path = warehouse.table_path("silver", "routed")
+    strict = pa.schema([pa.field("key", pa.string(), nullable=False)])
+    backend.append(path, pa.table({"key": ["a"]}, schema=strict), "q", 0)
+
+    backend.append(path, pd.DataFrame({"key": [None, "b"]}), "q", 1)
+
+    keys = backend.read(path).column("key").to_pylist()
+    assert sorted(keys, key=lambda k: k or "") == [None, "a", "b"]
+
+
+def test_empty_batch_creates_the_table_without_a_commit(
+    backend: DeltaRsBackend, warehouse: Warehouse, events: Events
+) -> None:
+    path = warehouse.table_path("silver", "quarantine")
+
+    assert not backend.append(path, events(0, 0), "q", 0)
+    assert backend.version(path) == 0
+    assert not backend.append(path, events(0, 0), "q", 1)
+
+    assert backend.version(path) == 0
+    assert backend.read(path).num_rows == 0
+
+
+def test_create_if_missing_is_idempotent_and_partitioned(
+    backend: DeltaRsBackend, warehouse: Warehouse
+) -> None:
+    path = warehouse.table_path("gold", "runs")
+    schema = pa.schema([("run_id", pa.string()), ("status", pa.string())])
+
+    assert backend.create_if_missing(path, schema, partition_by=["run_id"])
+    assert not backend.create_if_missing(path, schema, partition_by=["run_id"])
+
+    assert DeltaTable(str(path)).metadata().partition_columns == ["run_id"]
+    assert backend.version(path) == 0
+
+
+def test_version_of_a_missing_table_is_none(backend: DeltaRsBackend, warehouse: Warehouse) -> None:
+    assert backend.version(warehouse.table_path("gold", "nothing")) is None
+
+
+@pytest.mark.parametrize("keys", [[], ()])
+def test_merge_needs_keys(backend: DeltaRsBackend, warehouse: Warehouse, keys: list[str]) -> None:
+    with pytest.raises(ValueError, match="key"):
+        backend.merge(warehouse.table_path("gold", "x"), pa.table({"a": [1]}), keys, "q", 0)

@@ -1,0 +1,53 @@
+"""build_spark: the project's session settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from pipelines.core.spark import (
+    ROCKSDB_PROVIDER,
+    SparkSetupError,
+    build_spark,
+    delta_spark_available,
+    find_delta_jars,
+    rocksdb_available,
+)
+
+pytestmark = pytest.mark.spark
+
+
+def test_session_settings(core_spark: SparkSession) -> None:
+    conf = core_spark.conf
+    assert conf.get("spark.sql.session.timeZone") == "UTC"
+    assert conf.get("spark.sql.execution.arrow.pyspark.enabled") == "true"
+    assert conf.get("spark.sql.shuffle.partitions") == "2"
+    assert conf.get("spark.ui.enabled") == "false"
+    assert core_spark.sparkContext.master == "local[2]"
+    assert core_spark.sparkContext.getConf().get("spark.driver.memory") == "2g"
+    assert not conf.get("spark.sql.warehouse.dir").startswith(f"file:{Path.cwd()}")
+
+
+def test_state_store_is_rocksdb_when_it_loads(core_spark: SparkSession) -> None:
+    provider = core_spark.conf.get("spark.sql.streaming.stateStore.providerClass")
+    assert (provider == ROCKSDB_PROVIDER) == rocksdb_available(core_spark)
+
+
+def test_delta_spark_is_detected_consistently(core_spark: SparkSession) -> None:
+    # No delta-spark jars on these machines: the session must not claim them.
+    assert delta_spark_available(core_spark) == (find_delta_jars() is not None)
+
+
+@pytest.mark.skipif(find_delta_jars() is not None, reason="Delta jars are available here")
+def test_demanding_delta_jars_that_are_absent_fails_fast() -> None:
+    with pytest.raises(SparkSetupError, match="delta_jars=True"):
+        build_spark(delta_jars=True)
+
+
+def test_python_workers_run_this_interpreter(core_spark: SparkSession) -> None:
+    import sys
+
+    workers = core_spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
+    assert workers == [sys.executable]
