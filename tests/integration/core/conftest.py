@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -10,22 +10,13 @@ import pytest
 from pyspark.sql import SparkSession
 
 from pipelines.core.paths import Warehouse
-from pipelines.core.spark import build_spark
 from pipelines.core.tables import DeltaRsBackend
 
 
 @pytest.fixture(scope="session")
-def core_spark() -> Iterator[SparkSession]:
-    """The shared session, built by the production builder (~8 s, once per run)."""
-    spark = build_spark(
-        app_name="dkg-core-tests",
-        master="local[2]",
-        driver_memory="2g",
-        shuffle_partitions=2,
-        ui=False,
-    )
-    yield spark
-    spark.stop()
+def core_spark(spark: SparkSession) -> SparkSession:
+    """The run's shared session (see tests/integration/conftest.py)."""
+    return spark
 
 
 @pytest.fixture

@@ -1,0 +1,52 @@
+"""The routing step: one splitter's rows through its grouping, state in bytes.
+
+Called by ``groupBy("splitter").applyInPandasWithState`` on executors. Rows are
+routed in (partition, offset, tuple_index) order, so a replayed micro-batch with
+the same restored state routes identically. Quarantined rows pass through with
+worker -1 so the writer can account for every bronze message in one batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from silver.groupings.registry import grouping_class
+
+__all__ = ["ROUTED_COLUMNS", "route_splitter_rows"]
+
+ROUTED_COLUMNS = ["run_id", "splitter", "partition", "offset", "tuple_index", "key", "count",
+                  "event_time_ms", "error", "payload", "worker"]  # fmt: skip
+
+
+def route_splitter_rows(
+    rows: pd.DataFrame, state: bytes | None, grouping: str, workers: int, params: dict[str, Any]
+) -> tuple[pd.DataFrame, bytes]:
+    """Route one splitter's rows of a micro-batch; returns them with ``worker`` and the new state."""
+    cls = grouping_class(grouping)
+    router = cls.restore(workers, cls.params_type(**params), state)
+    ordered = rows.sort_values(["partition", "offset", "tuple_index"], kind="stable",
+                               na_position="first").reset_index(drop=True)  # fmt: skip
+    parsed = ordered["error"].isna().to_numpy()
+    routed = np.full(len(ordered), -1, dtype=np.int32)
+    if parsed.any():
+        keys = ordered.loc[parsed, "key"].to_numpy(dtype=object)
+        times = ordered.loc[parsed, "event_time_ms"].to_numpy(dtype=np.int64)
+        routed[parsed] = router.route(keys, times)
+    ordered["worker"] = routed
+    return ordered[ROUTED_COLUMNS], router.snapshot()
+
+
+def route_group_with_state(
+    key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any,
+    grouping: str, workers: int, params: dict[str, Any],
+) -> Iterator[pd.DataFrame]:  # fmt: skip
+    """``applyInPandasWithState`` adapter: the state row holds the grouping snapshot."""
+    rows = pd.concat(list(frames), ignore_index=True)
+    previous = state.get[0] if state.exists else None
+    routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
+    state.update((snapshot,))
+    yield routed

@@ -1,0 +1,75 @@
+"""Silver on Spark routes exactly like the grouping engine (and ``dkg simulate``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from bronze.datasets.base import DatasetSpec
+from bronze.datasets.registry import make_dataset
+from pipelines.core.tables import DeltaRsBackend, read_delta_stream
+from silver.groupings.registry import make_grouping
+from silver.stream import parse_stream, route_stream
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+PARTITIONS = 2
+
+
+def _bronze(path: Path, messages: int, commits: int) -> list[tuple[int, int, bytes, int]]:
+    """Write a ZIPF topic's messages as bronze rows in several commits; returns them."""
+    spec = DatasetSpec(name="ZIPF", messages=messages, rate=500, seed=3, keys=200)
+    batch = next(make_dataset(spec).messages(batch_size=messages))
+    partitions = np.arange(messages) % PARTITIONS
+    offsets = np.arange(messages) // PARTITIONS
+    payloads = list(batch.payloads)
+    payloads[7] = b"\xff not utf-8"  # one bad message must land in quarantine
+    table = pa.table({
+        "run_id": ["r1"] * messages,
+        "topic": ["t"] * messages,
+        "partition": pa.array(partitions, pa.int32()),
+        "offset": pa.array(offsets, pa.int64()),
+        "timestamp": pa.array(batch.timestamps_ms * 1000, pa.timestamp("us", tz="UTC")),
+        "key": batch.keys,
+        "value": payloads,
+    })  # fmt: skip
+    backend = DeltaRsBackend()
+    for number, chunk in enumerate(np.array_split(np.arange(messages), commits)):
+        backend.append(str(path), table.take(pa.array(chunk)), app_id="bronze", batch_id=number)
+    return list(zip(partitions.tolist(), offsets.tolist(), payloads, batch.timestamps_ms.tolist(),
+                    strict=True))  # fmt: skip
+
+
+def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: dict) -> pd.DataFrame:
+    collected: list[pd.DataFrame] = []
+    raw = read_delta_stream(spark, str(bronze), max_files_per_trigger=1)
+    routed = route_stream(parse_stream(raw, "ZIPF", PARTITIONS), grouping, 5, params)
+    query = (
+        routed.writeStream.foreachBatch(lambda df, _: collected.append(df.toPandas()))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    return pd.concat(collected, ignore_index=True) if collected else pd.DataFrame()
+
+
+@pytest.mark.parametrize(("grouping", "params"), [("DYNAMIC_KEY", {}), ("PARTIAL_KEY", {}),
+                                                  ("SMALOPS", {"counting_window_ms": 1000})])  # fmt: skip
+def test_silver_routes_each_partition_like_the_engine(spark, tmp_path, grouping, params):
+    messages = _bronze(tmp_path / "bronze", 3000, commits=4)
+    out = _run_silver(spark, tmp_path / "bronze", tmp_path / "ckpt", grouping, params)
+    assert len(out) == len(messages)  # one tuple per ZIPF message, or its quarantine row
+    bad = out[out["error"].notna()]
+    assert bad["offset"].tolist() == [7 // PARTITIONS] and bad["error"].tolist() == ["not_utf8"]
+    assert (bad["worker"] == -1).all()
+    good = out[out["error"].isna()]
+    for partition in range(PARTITIONS):
+        mine = good[good["partition"] == partition].sort_values("offset")
+        engine = make_grouping(grouping, 5, params)
+        expected = engine.route(mine["key"].to_numpy(object), mine["event_time_ms"].to_numpy(np.int64))
+        assert mine["worker"].tolist() == expected.tolist()
