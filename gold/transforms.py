@@ -17,33 +17,36 @@ from silver.groupings.hashing import hash_keys
 __all__ = ["distribution_metrics", "key_counts", "worker_load"]
 
 
-def _windowed(routed: pd.DataFrame, window_ms: int) -> pd.DataFrame:
-    parsed = routed[routed["worker"] >= 0]
-    start = parsed["event_time_ms"].astype("int64") // window_ms * window_ms
-    return parsed.assign(window_start_ms=start, window_end_ms=start + window_ms)
+def _coarsen(partials: pd.DataFrame, window_ms: int) -> pd.DataFrame:
+    # Worker windows (15 s) nest in aggregation windows (60 s): re-bucket their starts.
+    start = partials["window_start_ms"] // window_ms * window_ms
+    return partials.assign(window_start_ms=start, window_end_ms=start + window_ms)
 
 
-def key_counts(routed: pd.DataFrame, window_ms: int = 60_000) -> pd.DataFrame:
-    """Per run, window and key: the merged count, its tuples and how many workers held partials."""
-    frame = _windowed(routed, window_ms)
-    grouped = frame.groupby(["run_id", "window_start_ms", "window_end_ms", "key"], sort=True)
-    return grouped.agg(count=("count", "sum"), tuples=("count", "size"),
+def key_counts(partials: pd.DataFrame, window_ms: int = 60_000) -> pd.DataFrame:
+    """Per run, window and key: the merged count, its tuples and how many workers held partials.
+
+    Args:
+        partials: ``silver.worker_windows`` rows (run_id, window_start_ms, worker,
+            key, count, tuples).
+        window_ms: the aggregation window (a multiple of the worker window).
+    """
+    grouped = _coarsen(partials, window_ms).groupby(
+        ["run_id", "window_start_ms", "window_end_ms", "key"], sort=True
+    )
+    return grouped.agg(count=("count", "sum"), tuples=("tuples", "sum"),
                        workers=("worker", "nunique")).reset_index()  # fmt: skip
 
 
-def worker_load(routed: pd.DataFrame, workers: int, window_ms: int = 60_000) -> pd.DataFrame:
-    """Per run, window and worker (all W, idle ones with 0): tuples and distinct keys."""
-    frame = _windowed(routed, window_ms)
+def worker_load(partials: pd.DataFrame, workers: int, window_ms: int = 60_000) -> pd.DataFrame:
+    """Per run, window and worker (all W; idle ones with 0): tuples and distinct keys."""
+    frame = _coarsen(partials, window_ms)
     loads = frame.groupby(["run_id", "window_start_ms", "worker"]).agg(
-        tuples=("key", "size"), keys=("key", "nunique")
+        tuples=("tuples", "sum"), keys=("key", "nunique")
     )
-    full = pd.MultiIndex.from_product(
-        [*(loads.index.levels[:2] if len(loads) else ([], [])), range(workers)],
-        names=["run_id", "window_start_ms", "worker"],
-    )
-    present = frame[["run_id", "window_start_ms"]].drop_duplicates()
-    table = loads.reindex(full, fill_value=0).reset_index()
-    table = table.merge(present, on=["run_id", "window_start_ms"])
+    windows = frame[["run_id", "window_start_ms"]].drop_duplicates()
+    every = windows.merge(pd.DataFrame({"worker": range(workers)}), how="cross")
+    table = every.merge(loads.reset_index(), how="left").fillna({"tuples": 0, "keys": 0})
     return table.astype({"worker": "int32", "tuples": "int64", "keys": "int64"})
 
 

@@ -138,8 +138,11 @@ class DeltaRsBackend:
         app_id: str,
         batch_id: int,
         partition_by: Sequence[str] | None = None,
+        accumulate: Sequence[str] = (),
     ) -> bool:
         """Upsert ``data`` by ``keys`` (update all columns on match, else insert).
+
+        Columns in ``accumulate`` become ``target + source`` on a match.
 
         ``data`` must hold at most one row per key, and keys must not be null
         (null never matches; such rows are inserted again each time).
@@ -158,19 +161,21 @@ class DeltaRsBackend:
         if arrow.num_rows == 0:
             return False
         predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
+        updates = {
+            _quote(c): f"t.{_quote(c)} + s.{_quote(c)}" if c in accumulate else f"s.{_quote(c)}"
+            for c in arrow.column_names
+            if c not in keys
+        }
         try:
-            metrics = (
-                table.merge(
-                    arrow,
-                    predicate,
-                    source_alias="s",
-                    target_alias="t",
-                    commit_properties=_commit(app_id, batch_id),
-                )
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute()
+            merger = table.merge(
+                arrow,
+                predicate,
+                source_alias="s",
+                target_alias="t",
+                commit_properties=_commit(app_id, batch_id),
             )
+            merger = merger.when_matched_update(updates) if accumulate else merger.when_matched_update_all()
+            metrics = merger.when_not_matched_insert_all().execute()
         except Exception as exc:  # delta-rs raises many unrelated types
             raise TableError(
                 f"merge of batch {batch_id} ({app_id}) into {path} failed: {exc}"

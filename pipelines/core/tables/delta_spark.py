@@ -101,8 +101,9 @@ class DeltaSparkBackend:
         app_id: str,
         batch_id: int,
         partition_by: Sequence[str] | None = None,
+        accumulate: Sequence[str] = (),
     ) -> bool:
-        """Upsert by ``keys`` once per ``(app_id, batch_id)``."""
+        """Upsert by ``keys`` once per ``(app_id, batch_id)``; ``accumulate`` columns add up."""
         if not keys:
             raise ValueError("merge needs at least one key column")
         if self._skip(path, app_id, batch_id):
@@ -114,14 +115,17 @@ class DeltaSparkBackend:
         except ImportError as exc:
             raise TableError("the delta-spark Python package is needed for MERGE") from exc
         condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
+        frame = self._frame(data)
+        updates = {f"`{c}`": f"t.`{c}` + s.`{c}`" if c in accumulate else f"s.`{c}`"
+                   for c in frame.columns if c not in keys}  # fmt: skip
         self._spark.conf.set(_TXN_APP, app_id)
         self._spark.conf.set(_TXN_VERSION, str(batch_id))
         try:
             (
                 DeltaTable.forPath(self._spark, str(path))
                 .alias("t")
-                .merge(self._frame(data).alias("s"), condition)
-                .whenMatchedUpdateAll()
+                .merge(frame.alias("s"), condition)
+                .whenMatchedUpdate(set=updates)
                 .whenNotMatchedInsertAll()
                 .execute()
             )

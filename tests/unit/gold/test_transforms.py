@@ -17,14 +17,20 @@ ROUTED = _routed([
 ])  # fmt: skip
 
 
+def _partials(routed):
+    from silver.windows import worker_window_partials
+
+    return worker_window_partials(routed.dropna(subset=["event_time_ms"]), 15_000)
+
+
 def test_key_counts_merge_partials_across_workers():
-    table = key_counts(ROUTED.dropna(subset=["event_time_ms"]), window_ms=60_000)
+    table = key_counts(_partials(ROUTED), window_ms=60_000)
     rows = {(r.window_start_ms, r.key): (r.count, r.tuples, r.workers) for r in table.itertuples()}
     assert rows == {(0, "a"): (5, 2, 2), (0, "b"): (1, 1, 1), (60_000, "a"): (1, 1, 1)}
 
 
 def test_worker_load_lists_every_worker_of_each_window():
-    table = worker_load(ROUTED.dropna(subset=["event_time_ms"]), workers=3)
+    table = worker_load(_partials(ROUTED), workers=3)
     first = table[table["window_start_ms"] == 0].sort_values("worker")
     assert first["tuples"].tolist() == [1, 2, 0]
     assert first["keys"].tolist() == [1, 2, 0]

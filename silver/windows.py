@@ -1,0 +1,45 @@
+"""Per-worker tumbling-window partial counts: the WorkerBolt, as a table.
+
+Each micro-batch of ``silver.routed`` is reduced to partials per
+(run, window, worker, key) and merged into ``silver.worker_windows`` by adding
+to the stored partials, in one Delta commit that also records the batch id: a
+replayed batch is skipped, so every tuple is counted exactly once. Windows are
+updated as tuples arrive (no watermark wait), so a finite run never leaves a
+window behind.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from pipelines.core.tables.base import TableBackend, TablePath
+
+__all__ = ["WINDOW_KEYS", "worker_window_partials", "worker_windows_writer"]
+
+WINDOW_KEYS = ["run_id", "window_start_ms", "worker", "key"]
+
+
+def worker_window_partials(routed: pd.DataFrame, window_ms: int) -> pd.DataFrame:
+    """Sum of counts and number of tuples per (run, window, worker, key)."""
+    if routed.empty:
+        return pd.DataFrame(columns=[*WINDOW_KEYS, "window_end_ms", "count", "tuples"])
+    start = routed["event_time_ms"].astype("int64") // window_ms * window_ms
+    frame = routed.assign(window_start_ms=start)
+    partials = frame.groupby(WINDOW_KEYS, sort=True).agg(
+        count=("count", "sum"), tuples=("count", "size")
+    ).reset_index()
+    partials["window_end_ms"] = partials["window_start_ms"] + window_ms
+    return partials.astype({"worker": "int32", "count": "int64", "tuples": "int64"})
+
+
+def worker_windows_writer(backend: TableBackend, path: TablePath, app_id: str, window_ms: int):
+    """The ``foreachBatch`` function of the worker-windows query."""
+
+    def write_batch(df, batch_id: int) -> None:
+        last = backend.transaction_version(path, app_id)
+        if last is not None and last >= batch_id:
+            return
+        partials = worker_window_partials(df.toPandas(), window_ms)
+        backend.merge(path, partials, WINDOW_KEYS, app_id, batch_id, accumulate=("count", "tuples"))
+
+    return write_batch
