@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    from pipelines.commands import bench, simulate
+    from pipelines.commands import bench, simulate, sql
 
     parser = argparse.ArgumentParser(
         prog="dkg",
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     simulate.add_parser(subparsers)
     bench.add_parser(subparsers)
+    sql.add_parser(subparsers)
     return parser
 
 
@@ -36,10 +37,11 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from bronze.datasets.csv_input import CsvInputError
     from bronze.datasets.registry import UnknownDatasetError
     from pipelines.commands.common import UsageError
+    from pipelines.core.paths import WarehouseError
     from silver.groupings.registry import GroupingConfigError
 
     return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, UsageError,
-            ValidationError)  # fmt: skip
+            ValidationError, WarehouseError)  # fmt: skip
 
 
 def _describe(exc: BaseException) -> str:

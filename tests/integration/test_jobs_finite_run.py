@@ -56,3 +56,24 @@ def test_finite_run_gold_counts_and_metrics(spark, tmp_path):
     load = backend.read(warehouse.table_path("gold", "worker_load")).to_pandas()
     assert load["tuples"].sum() == sum(exact.values())
     assert set(load["worker"]) == set(range(6))
+
+
+def test_sql_reads_tables_by_name(spark, tmp_path, capsys):
+    import json
+
+    from pipelines.cli import main
+
+    _topic_table(tmp_path / "topic", 500, partitions=1)
+    warehouse = Warehouse(tmp_path / "lakehouse")
+    spec = RunSpec(run_id="sql-run", source_type="COUNTRY_SKEW_R80", grouping="KEY", workers=3,
+                   splitters=1)  # fmt: skip
+    run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse,
+               DeltaRsBackend())  # fmt: skip
+    query = "SELECT scope, tuples, dist_cost FROM gold.distribution_metrics WHERE scope = 'cumulative'"
+    assert main(["sql", query, "--warehouse", str(tmp_path / "lakehouse"), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows == [{"scope": "cumulative", "tuples": 500, "dist_cost": 1.0}]
+    assert main(["sql", "SELECT nope FROM gold.key_counts", "--warehouse",
+                 str(tmp_path / "lakehouse")]) == 2  # fmt: skip
+    assert "query failed" in capsys.readouterr().err
+    assert main(["sql", "SELECT 1", "--warehouse", str(tmp_path / "missing")]) == 2

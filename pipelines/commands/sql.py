@@ -1,0 +1,53 @@
+"""``dkg sql``: Spark SQL over the warehouse's tables by name (``gold.key_counts``, ...)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from pipelines.commands.common import UsageError, format_table
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``sql``."""
+    parser = subparsers.add_parser(
+        "sql", help="run a Spark SQL query over the lakehouse tables",
+        description="Run Spark SQL over every table of the warehouse, named <layer>.<table> "
+        "(bronze.raw_events, silver.routed, gold.distribution_metrics, ...).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument("query", help='e.g. "SELECT * FROM gold.distribution_metrics"')
+    parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
+    parser.add_argument("--limit", type=int, default=100, help="rows to print at most")
+    parser.add_argument("--json", action="store_true", help="print rows as JSON")
+    parser.add_argument("--master", default="local[2]", help="Spark master URL")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Register the tables, run the query, print the rows."""
+    from pyspark.errors import PySparkException
+
+    from pipelines.core.paths import Warehouse
+    from pipelines.core.spark import build_spark
+    from pipelines.core.tables import register_tables
+
+    if not args.warehouse.is_dir():
+        raise UsageError(f"no warehouse at {args.warehouse} (run `dkg run` first, or --warehouse)")
+    spark = build_spark(app_name="dkg-sql", master=args.master, log_level="ERROR")
+    register_tables(spark, Warehouse(args.warehouse))
+    try:
+        rows = [row.asDict(recursive=True) for row in spark.sql(args.query).limit(args.limit).collect()]
+    except PySparkException as exc:
+        raise UsageError(f"query failed: {str(exc).splitlines()[0]}") from None
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+    elif rows:
+        print(format_table(rows, list(rows[0])))
+    else:
+        print("(no rows)")
+    return 0
