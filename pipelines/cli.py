@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    from pipelines.commands import bench, simulate, sql
+    from pipelines.commands import bench, kafka, produce, run, simulate, sql
 
     parser = argparse.ArgumentParser(
         prog="dkg",
@@ -27,7 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run.add_parser(subparsers)
     simulate.add_parser(subparsers)
+    produce.add_parser(subparsers)
+    kafka.add_parser(subparsers)
     bench.add_parser(subparsers)
     sql.add_parser(subparsers)
     return parser
@@ -37,11 +40,12 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from bronze.datasets.csv_input import CsvInputError
     from bronze.datasets.registry import UnknownDatasetError
     from pipelines.commands.common import UsageError
+    from pipelines.core.broker import BrokerError
     from pipelines.core.paths import WarehouseError
     from silver.groupings.registry import GroupingConfigError
 
     return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, UsageError,
-            ValidationError, WarehouseError)  # fmt: skip
+            ValidationError, WarehouseError, BrokerError)  # fmt: skip
 
 
 def _describe(exc: BaseException) -> str:

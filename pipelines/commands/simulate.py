@@ -23,7 +23,15 @@ from pipelines.simulate import (
     simulate,
 )
 
-__all__ = ["TABLE_COLUMNS", "add_parser", "load_tuples", "result_rows", "run"]
+__all__ = [
+    "TABLE_COLUMNS",
+    "add_dataset_options",
+    "add_parser",
+    "dataset_spec",
+    "load_tuples",
+    "result_rows",
+    "run",
+]
 
 TABLE_COLUMNS = (
     "grouping", "imbalance", "stddev_pct", "skew_s", "e_lb", "dist_cost", "p99_ms", "throughput",
@@ -73,17 +81,10 @@ def _pick(value: Any, default: Any) -> Any:
     return default if value is None else value
 
 
-def load_tuples(args: argparse.Namespace, config: AppConfig) -> list[TupleBatch]:
-    """The tuples to route: from ``--input`` or a generated dataset."""
+def dataset_spec(args: argparse.Namespace, config: AppConfig) -> DatasetSpec:
+    """The dataset the options describe (unset ones from the config)."""
     sim = config.simulate
-    batch_size = _pick(getattr(args, "batch_size", None), sim.batch_size)
-    if args.input is not None:
-        from bronze.datasets.csv_input import read_csv_tuples
-
-        return list(read_csv_tuples(args.input, batch_size=batch_size))
-    from bronze.datasets.registry import make_dataset
-
-    spec = DatasetSpec(
+    return DatasetSpec(
         name=_pick(args.dataset, sim.dataset),
         messages=_pick(args.messages, sim.messages),
         rate=_pick(args.rate, sim.rate),
@@ -92,7 +93,18 @@ def load_tuples(args: argparse.Namespace, config: AppConfig) -> list[TupleBatch]
         keys=_pick(args.keys, sim.keys),
         shift_interval_s=_pick(args.shift_interval, sim.shift_interval_s),
     )
-    return list(make_dataset(spec).tuples(batch_size=batch_size))
+
+
+def load_tuples(args: argparse.Namespace, config: AppConfig) -> list[TupleBatch]:
+    """The tuples to route: from ``--input`` or a generated dataset."""
+    batch_size = _pick(getattr(args, "batch_size", None), config.simulate.batch_size)
+    if args.input is not None:
+        from bronze.datasets.csv_input import read_csv_tuples
+
+        return list(read_csv_tuples(args.input, batch_size=batch_size))
+    from bronze.datasets.registry import make_dataset
+
+    return list(make_dataset(dataset_spec(args, config)).tuples(batch_size=batch_size))
 
 
 def result_rows(results: list[SimulationResult]) -> list[dict[str, Any]]:
