@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from bronze.stream import raw_events
 from gold.refresh import GoldSettings, refresh_gold
@@ -85,7 +86,9 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
     bronze_writer = foreach_batch_writer(backend, tables["raw_events"], f"{spec.run_id}-bronze")
     _drain("bronze", raw_events(kafka_rows, spec.run_id), bronze_writer, checkpoint("bronze"), times)
 
-    bronze = read_delta_stream(spark, tables["raw_events"]).where(f"run_id = '{spec.run_id}'")
+    this_run = F.col("run_id") == spec.run_id
+    # A bounded number of commits per micro-batch keeps each batch's memory bounded.
+    bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=8).where(this_run)
     routed = route_stream(parse_stream(bronze, spec.source_type, spec.splitters), spec.grouping,
                           spec.workers, spec.params)  # fmt: skip
     silver_writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
@@ -94,7 +97,7 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
 
     windows_writer = worker_windows_writer(backend, tables["worker_windows"],
                                            f"{spec.run_id}-windows", spec.worker_window_ms)  # fmt: skip
-    silver_rows = read_delta_stream(spark, tables["routed"]).where(f"run_id = '{spec.run_id}'")
+    silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8).where(this_run)
     _drain("worker_windows", silver_rows, windows_writer, checkpoint("windows"), times)
 
     started = time.monotonic()

@@ -44,6 +44,7 @@ class JobRequest:
     speed: float | None
     bootstrap: str
     groupings: Sequence[tuple[str, str, dict[str, Any]]]  # (label, name, params)
+    max_offsets_per_trigger: int | None = 50_000
 
 
 def run_id_for(topic: str, grouping: str, workers: int, splitters: int, params: dict[str, Any]) -> str:
@@ -96,7 +97,8 @@ def run_groupings(spark: Any, request: JobRequest, warehouse: Warehouse, backend
         _write_run(backend, warehouse, row)
         spec = RunSpec(run_id=run_id, source_type=request.dataset.name, grouping=name,
                        workers=request.workers, splitters=request.splitters, params=params)  # fmt: skip
-        kafka_rows = read_kafka_stream(spark, request.bootstrap, request.topic, starting_offsets)
+        kafka_rows = read_kafka_stream(spark, request.bootstrap, request.topic, starting_offsets,
+                                       request.max_offsets_per_trigger)  # fmt: skip
         times = run_finite(spark, kafka_rows, spec, warehouse, backend)
         row.update(status="succeeded", finished_at=pd.Timestamp.now(tz="UTC"),
                    seconds=sum(times.seconds.values()))  # fmt: skip

@@ -37,6 +37,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--splitters", type=int, help="routing instances (default: partitions)")
     parser.add_argument("--speed", type=str, help="producer speed, e.g. x1, x10 (default: max)")
     parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
+    parser.add_argument("--max-offsets-per-trigger", type=int, default=50_000,
+                        help="Kafka messages per bronze micro-batch (bounds memory)")  # fmt: skip
     parser.add_argument("--bootstrap-servers", help="a Kafka to use (default: a local broker)")
     add_config_options(parser)
     parser.set_defaults(handler=run, dataset=None)
@@ -77,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         request = JobRequest(spec, topic, args.partitions, args.workers,
                              args.splitters or args.partitions, _speed(args.speed), bootstrap,
-                             [(c.label, c.name, c.params) for c in choices])  # fmt: skip
+                             [(c.label, c.name, c.params) for c in choices],
+                             args.max_offsets_per_trigger)  # fmt: skip
         with ProgressReporter(spec.messages, unit="msg") as progress:
             ensure_topic_has(request, lambda n: progress.update_to(n, f"producing {topic}"))
         spark = build_spark(app_name="dkg-run", master=args.master or "local[2]")
@@ -87,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
             broker.stop()
     print(f"{spec.messages:,} {spec.name} messages from {topic}, W={args.workers}")
     print(format_table(rows, TABLE_COLUMNS))
+    example = "SELECT * FROM gold.distribution_metrics"
     print(f"tables under {warehouse.root}/ (bronze, silver, gold); query them with "
-          f"dkg sql \"SELECT * FROM gold.distribution_metrics\" --warehouse {warehouse.root}")
+          f"dkg sql \"{example}\" --warehouse {warehouse.root}")
     return 0

@@ -81,13 +81,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: dict[str, str]) -> None:
         """Keep options only (Spark also builds readers just for planning)."""
+        options = {k.lower(): v for k, v in options.items()}  # Spark hands them over lower-cased
         try:
             self.bootstrap = options["bootstrap.servers"]
             self.topic = options["topic"]
         except KeyError as exc:
             raise BrokerError(f"the dkg_kafka source needs the option {exc.args[0]!r}") from None
-        self.starting = options.get("startingOffsets", "earliest")
-        cap = options.get("maxOffsetsPerTrigger")
+        self.starting = options.get("startingoffsets", "earliest")
+        cap = options.get("maxoffsetspertrigger")
         self.max_offsets = int(cap) if cap else None
         self._frozen: dict[str, int] | None = None
 

@@ -1,0 +1,77 @@
+"""A `dkg run` killed with SIGKILL and started again ends with exact gold counts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bronze.datasets.base import DatasetSpec
+from bronze.datasets.registry import make_dataset
+from pipelines.core.paths import Warehouse
+from pipelines.core.tables import DeltaRsBackend
+
+pytestmark = pytest.mark.slow
+
+MESSAGES = 6000
+SOURCE = "COUNTRY_SKEW_R80"
+
+
+def _command(bootstrap: str, topic: str, warehouse: Path) -> list[str]:
+    return [sys.executable, "-m", "pipelines.cli", "run", "--bootstrap-servers", bootstrap,
+            "--topic", topic, "--source", SOURCE, "--messages", str(MESSAGES), "--workers", "4",
+            "--partitions", "3", "--max-offsets-per-trigger", "700", "--warehouse", str(warehouse)]  # fmt: skip
+
+
+def _wait_for(path: Path, version: int, timeout_s: float = 120) -> None:
+    backend = DeltaRsBackend()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        current = backend.version(path) if (path / "_delta_log").exists() else None
+        if current is not None and current >= version:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never reached version {version}")
+
+
+def _exact_counts() -> Counter:
+    exact: Counter = Counter()
+    spec = DatasetSpec(name=SOURCE, messages=MESSAGES)
+    for batch in make_dataset(spec).tuples(batch_size=MESSAGES):
+        exact.update(dict(Counter(batch.keys.tolist())))
+    return exact
+
+
+@pytest.mark.parametrize(("table", "version", "delay_s"), [
+    (("bronze", "raw_events"), 1, 0.0),   # right after a commit: between batches
+    (("silver", "routed"), 0, 0.3),       # while the next silver batch is in flight
+])  # fmt: skip
+def test_killed_run_resumes_without_loss_or_double_count(bootstrap, tmp_path, table, version,
+                                                         delay_s):  # fmt: skip
+    warehouse = Warehouse(tmp_path / "lakehouse")
+    topic = f"kill-{table[1]}-{version}"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    first = subprocess.Popen(_command(bootstrap, topic, warehouse.root), env=env,  # noqa: S603
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        _wait_for(warehouse.table_path(*table), version)
+        time.sleep(delay_s)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    finished = subprocess.run(_command(bootstrap, topic, warehouse.root), env=env,  # noqa: S603
+                              capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert finished.returncode == 0, finished.stderr[-2000:]
+
+    backend = DeltaRsBackend()
+    bronze = backend.read(warehouse.table_path("bronze", "raw_events")).to_pandas()
+    assert len(bronze) == MESSAGES
+    assert not bronze.duplicated(["partition", "offset"]).any()
+    counts = backend.read(warehouse.table_path("gold", "key_counts")).to_pandas()
+    assert counts.groupby("key")["count"].sum().to_dict() == dict(_exact_counts())
