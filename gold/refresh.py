@@ -10,11 +10,13 @@ twice from the same silver data changes nothing.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 import pyarrow.compute as pc
 
+from gold.hot_keys import hot_keys_from_snapshots
 from gold.transforms import distribution_metrics, key_counts, worker_load
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables.base import TableBackend
@@ -30,6 +32,8 @@ class GoldSettings:
 
     run_id: str
     workers: int
+    grouping: str
+    params: dict[str, Any] = field(default_factory=dict)
     aggregation_window_ms: int = 60_000
     process_ms: float = 1.0
     speed: float = 1.0
@@ -49,7 +53,7 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: GoldSett
         return False
     app_id = f"gold-refresh-{settings.run_id}"
     gold = {name: warehouse.table_path("gold", name)
-            for name in ("key_counts", "worker_load", "distribution_metrics")}  # fmt: skip
+            for name in ("key_counts", "worker_load", "distribution_metrics", "hot_keys")}  # fmt: skip
     last = backend.transaction_version(gold["distribution_metrics"], app_id)
     if last is not None and last >= version:
         return False
@@ -66,5 +70,11 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: GoldSett
     metrics["window_start_ms"] = metrics["window_start_ms"].fillna(-1)  # cumulative: no window
     backend.merge(gold["distribution_metrics"], metrics, ["run_id", "scope", "window_start_ms"],
                   app_id, version)  # fmt: skip
+    snapshots = _run_rows(backend, warehouse.table_path("silver", "routing_snapshots"),
+                          settings.run_id)  # fmt: skip
+    hot = hot_keys_from_snapshots(snapshots, settings.grouping, settings.workers, settings.params)
+    if len(hot):
+        backend.merge(gold["hot_keys"], hot, ["run_id", "splitter", "as_of_ms", "key"], app_id,
+                      version)  # fmt: skip
     logger.info("gold refreshed for run %s from silver version %d", settings.run_id, version)
     return True

@@ -78,7 +78,7 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
     times = StageTimes()
     tables = {name: str(warehouse.table_path(layer, name)) for layer, name in
               (("bronze", "raw_events"), ("silver", "routed"), ("silver", "quarantine"),
-               ("silver", "worker_windows"))}  # fmt: skip
+               ("silver", "routing_snapshots"), ("silver", "worker_windows"))}  # fmt: skip
 
     def checkpoint(query: str) -> str:
         return str(warehouse.checkpoint(f"{spec.run_id}-{query}"))
@@ -92,7 +92,7 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
     routed = route_stream(parse_stream(bronze, spec.source_type, spec.splitters), spec.grouping,
                           spec.workers, spec.params)  # fmt: skip
     silver_writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
-                                        f"{spec.run_id}-silver")  # fmt: skip
+                                        f"{spec.run_id}-silver", tables["routing_snapshots"])  # fmt: skip
     _drain("silver", routed, silver_writer, checkpoint("silver"), times)
 
     windows_writer = worker_windows_writer(backend, tables["worker_windows"],
@@ -101,8 +101,8 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
     _drain("worker_windows", silver_rows, windows_writer, checkpoint("windows"), times)
 
     started = time.monotonic()
-    settings = GoldSettings(spec.run_id, spec.workers, spec.aggregation_window_ms, spec.process_ms,
-                            spec.speed)  # fmt: skip
+    settings = GoldSettings(spec.run_id, spec.workers, spec.grouping, dict(spec.params),
+                            spec.aggregation_window_ms, spec.process_ms, spec.speed)  # fmt: skip
     refresh_gold(backend, warehouse, settings, times.seconds.get("silver", 0.0))
     times.seconds["gold"] = time.monotonic() - started
     logger.info("run %s stages: %s", spec.run_id, times.seconds)

@@ -16,10 +16,10 @@ import pandas as pd
 
 from silver.groupings.registry import grouping_class
 
-__all__ = ["ROUTED_COLUMNS", "route_splitter_rows"]
+__all__ = ["ROUTED_COLUMNS", "route_group_with_state", "route_splitter_rows", "snapshot_row"]
 
 ROUTED_COLUMNS = ["run_id", "splitter", "partition", "offset", "tuple_index", "key", "count",
-                  "event_time_ms", "error", "payload", "worker"]  # fmt: skip
+                  "event_time_ms", "error", "payload", "worker", "record"]  # fmt: skip
 
 
 def route_splitter_rows(
@@ -37,7 +37,19 @@ def route_splitter_rows(
         times = ordered.loc[parsed, "event_time_ms"].to_numpy(dtype=np.int64)
         routed[parsed] = router.route(keys, times)
     ordered["worker"] = routed
+    ordered["record"] = np.where(parsed, "tuple", "quarantine")
     return ordered[ROUTED_COLUMNS], router.snapshot()
+
+
+def snapshot_row(rows: pd.DataFrame, snapshot: bytes) -> pd.DataFrame:
+    """The splitter's state after a batch, as a ``snapshot`` record (for gold.hot_keys)."""
+    times = rows["event_time_ms"].dropna()
+    return pd.DataFrame([{
+        "run_id": rows["run_id"].iloc[0], "splitter": int(rows["splitter"].iloc[0]),
+        "partition": -1, "offset": -1, "tuple_index": None, "key": None, "count": None,
+        "event_time_ms": int(times.max()) if len(times) else None, "error": None,
+        "payload": snapshot, "worker": -2, "record": "snapshot",
+    }], columns=ROUTED_COLUMNS)  # fmt: skip
 
 
 def route_group_with_state(
@@ -50,3 +62,4 @@ def route_group_with_state(
     routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
     state.update((snapshot,))
     yield routed
+    yield snapshot_row(rows, snapshot)

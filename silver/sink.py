@@ -18,32 +18,48 @@ from pipelines.core.tables.base import TableBackend, TablePath, to_arrow
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["QUARANTINE_COLUMNS", "ROUTED_TABLE_COLUMNS", "silver_batch_writer"]
+__all__ = [
+    "QUARANTINE_COLUMNS",
+    "ROUTED_TABLE_COLUMNS",
+    "SNAPSHOT_COLUMNS",
+    "silver_batch_writer",
+]
 
 logger = logging.getLogger(__name__)
 
 ROUTED_TABLE_COLUMNS = ["run_id", "splitter", "partition", "offset", "tuple_index", "key", "count",
                         "event_time_ms", "worker"]  # fmt: skip
 QUARANTINE_COLUMNS = ["run_id", "partition", "offset", "error", "payload"]
+SNAPSHOT_COLUMNS = ["run_id", "splitter", "event_time_ms", "state"]
 
 
 def silver_batch_writer(backend: TableBackend, routed_path: TablePath, quarantine_path: TablePath,
-                        app_id: str):  # fmt: skip
-    """The ``foreachBatch`` function of the silver query."""
+                        app_id: str, snapshots_path: TablePath | None = None):  # fmt: skip
+    """The ``foreachBatch`` function of the silver query.
+
+    Snapshot records (the splitters' grouping states) go to ``snapshots_path``
+    when given, and are dropped otherwise.
+    """
+    paths = [p for p in (routed_path, quarantine_path, snapshots_path) if p is not None]
 
     def pending(path: TablePath, batch_id: int) -> bool:
         last = backend.transaction_version(path, app_id)
         return last is None or last < batch_id
 
     def write_batch(df: DataFrame, batch_id: int) -> None:
-        if not (pending(routed_path, batch_id) or pending(quarantine_path, batch_id)):
-            return  # a replay of a batch already in both tables
+        if not any(pending(path, batch_id) for path in paths):
+            return  # a replay of a batch already in every table
         batch = to_arrow(df)
-        bad = pc.is_valid(batch["error"])
-        routed = batch.filter(pc.invert(bad)).select(ROUTED_TABLE_COLUMNS)
-        quarantined = batch.filter(bad).select(QUARANTINE_COLUMNS)
+        kind = batch["record"]
+        routed = batch.filter(pc.equal(kind, "tuple")).select(ROUTED_TABLE_COLUMNS)
+        quarantined = batch.filter(pc.equal(kind, "quarantine")).select(QUARANTINE_COLUMNS)
         backend.append(routed_path, routed, app_id, batch_id)
         backend.append(quarantine_path, quarantined, app_id, batch_id)
+        if snapshots_path is not None:
+            snapshots = batch.filter(pc.equal(kind, "snapshot"))
+            snapshots = snapshots.select(["run_id", "splitter", "event_time_ms", "payload"])
+            backend.append(snapshots_path, snapshots.rename_columns(SNAPSHOT_COLUMNS), app_id,
+                           batch_id)  # fmt: skip
         logger.info("silver batch %d: %d routed, %d quarantined", batch_id, routed.num_rows,
                     quarantined.num_rows)  # fmt: skip
 

@@ -56,6 +56,9 @@ def test_finite_run_gold_counts_and_metrics(spark, tmp_path):
     load = backend.read(warehouse.table_path("gold", "worker_load")).to_pandas()
     assert load["tuples"].sum() == sum(exact.values())
     assert set(load["worker"]) == set(range(6))
+    hot = backend.read(warehouse.table_path("gold", "hot_keys")).to_pandas()
+    assert "Turkey" in set(hot["key"])  # the R80 hot country got a pool
+    assert (hot.loc[hot["key"] == "Turkey", "pool_size"] > 1).all()
 
 
 def test_sql_reads_tables_by_name(spark, tmp_path, capsys):
@@ -77,3 +80,28 @@ def test_sql_reads_tables_by_name(spark, tmp_path, capsys):
                  str(tmp_path / "lakehouse")]) == 2  # fmt: skip
     assert "query failed" in capsys.readouterr().err
     assert main(["sql", "SELECT 1", "--warehouse", str(tmp_path / "missing")]) == 2
+
+
+@pytest.mark.parametrize("grouping", ["SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY",
+                                      "CONSISTENT_HASH", "SMALOPS", "W_CHOICES"])  # fmt: skip
+def test_every_grouping_gives_exact_counts_and_accounts_for_every_message(spark, tmp_path,
+                                                                          grouping):  # fmt: skip
+    from chispa import assert_df_equality
+
+    exact = _topic_table(tmp_path / "topic", 1500, partitions=2)
+    warehouse = Warehouse(tmp_path / "lakehouse")
+    backend = DeltaRsBackend()
+    spec = RunSpec(run_id=f"all-{grouping}", source_type="COUNTRY_SKEW_R80", grouping=grouping,
+                   workers=5, splitters=2)  # fmt: skip
+    run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse, backend)
+    routed = backend.read(warehouse.table_path("silver", "routed")).to_pandas()
+    quarantine = backend.read(warehouse.table_path("silver", "quarantine")).to_pandas()
+    bronze = backend.read(warehouse.table_path("bronze", "raw_events")).to_pandas()
+    accounted = set(zip(routed["partition"], routed["offset"], strict=True))
+    accounted |= set(zip(quarantine["partition"], quarantine["offset"], strict=True))
+    assert accounted == set(zip(bronze["partition"], bronze["offset"], strict=True))
+    counts = backend.read(warehouse.table_path("gold", "key_counts")).to_pandas()
+    totals = counts.groupby("key", as_index=False)["count"].sum()
+    actual = spark.createDataFrame(totals.astype({"count": "int64"}))
+    expected = spark.createDataFrame(sorted(exact.items()), "key string, count long")
+    assert_df_equality(actual, expected, ignore_row_order=True, ignore_nullable=True)

@@ -62,7 +62,11 @@ def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: di
                                                   ("SMALOPS", {"counting_window_ms": 1000})])  # fmt: skip
 def test_silver_routes_each_partition_like_the_engine(spark, tmp_path, grouping, params):
     messages = _bronze(tmp_path / "bronze", 3000, commits=4)
-    out = _run_silver(spark, tmp_path / "bronze", tmp_path / "ckpt", grouping, params)
+    everything = _run_silver(spark, tmp_path / "bronze", tmp_path / "ckpt", grouping, params)
+    snapshots = everything[everything["record"] == "snapshot"]
+    assert set(snapshots["splitter"]) == set(range(PARTITIONS))  # each splitter's state, per batch
+    assert snapshots["payload"].map(len).min() > 0
+    out = everything[everything["record"] != "snapshot"]
     assert len(out) == len(messages)  # one tuple per ZIPF message, or its quarantine row
     bad = out[out["error"].notna()]
     assert bad["offset"].tolist() == [7 // PARTITIONS] and bad["error"].tolist() == ["not_utf8"]

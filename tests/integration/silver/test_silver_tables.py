@@ -79,13 +79,13 @@ def test_every_message_is_routed_or_quarantined_once_and_gold_counts_are_exact(s
 def test_replayed_batch_completes_only_the_missing_table(spark, tmp_path):
     backend = DeltaRsBackend()
     df = spark.createDataFrame(
-        [("r", 0, 0, 0, 0, "k", 1, 5, None, None, 2), ("r", 0, 0, 1, None, None, None, None,
-                                                        "not_json", b"x", -1)],
+        [("r", 0, 0, 0, 0, "k", 1, 5, None, None, 2, "tuple"),
+         ("r", 0, 0, 1, None, None, None, None, "not_json", b"x", -1, "quarantine")],
         "run_id string, splitter int, partition int, offset long, tuple_index int, key string, "
-        "count long, event_time_ms long, error string, payload binary, worker int",
+        "count long, event_time_ms long, error string, payload binary, worker int, record string",
     )  # fmt: skip
     writer = silver_batch_writer(backend, tmp_path / "routed", tmp_path / "quarantine", "silver")
-    backend.append(tmp_path / "routed", df.filter("error is null").drop("error", "payload")
+    backend.append(tmp_path / "routed", df.filter("error is null").drop("error", "payload", "record")
                    .toArrow(), "silver", 0)  # crashed right after the first write  # fmt: skip
     writer(df, 0)
     writer(df, 0)
