@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-exec .venv/bin/dkg simulate "$@"
+exec .venv/bin/dkg run "$@"
