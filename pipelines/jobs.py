@@ -24,7 +24,7 @@ from pipelines.core.tables import read_delta_stream
 from pipelines.core.tables.base import TableBackend
 from pipelines.core.tables.sink import foreach_batch_writer
 from silver.sink import silver_batch_writer
-from silver.stream import parse_stream, route_stream
+from silver.stream import route_stream
 from silver.windows import worker_windows_writer
 
 __all__ = ["RunSpec", "StageTimes", "run_finite"]
@@ -50,9 +50,25 @@ class RunSpec:
 
 @dataclass
 class StageTimes:
-    """Wall-clock seconds spent in each stage of a run."""
+    """Where a run's time went.
+
+    Attributes:
+        seconds: wall-clock seconds per stage.
+        profile: per streaming query, Spark's ``durationMs`` phases summed over its
+            micro-batches (``addBatch`` is the foreachBatch: compute and write),
+            plus ``batches`` and ``rows`` (input rows).
+    """
 
     seconds: dict[str, float] = field(default_factory=dict)
+    profile: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add_progress(self, name: str, progress: Any) -> None:
+        """Sum one micro-batch's ``StreamingQueryProgress`` into ``profile[name]``."""
+        phases = self.profile.setdefault(name, {})
+        for phase, ms in (progress.durationMs or {}).items():
+            phases[phase] = phases.get(phase, 0) + int(ms)
+        phases["batches"] = phases.get("batches", 0) + 1
+        phases["rows"] = phases.get("rows", 0) + int(progress.numInputRows or 0)
 
 
 def _drain(name: str, frame: DataFrame, writer: Any, checkpoint: str, times: StageTimes) -> None:
@@ -61,6 +77,8 @@ def _drain(name: str, frame: DataFrame, writer: Any, checkpoint: str, times: Sta
              .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())  # fmt: skip
     query.awaitTermination()
     times.seconds[name] = times.seconds.get(name, 0.0) + time.monotonic() - started
+    for progress in query.recentProgress:
+        times.add_progress(name, progress)
 
 
 def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, warehouse: Warehouse,
@@ -89,8 +107,8 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
     this_run = F.col("run_id") == spec.run_id
     # A bounded number of commits per micro-batch keeps each batch's memory bounded.
     bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=8).where(this_run)
-    routed = route_stream(parse_stream(bronze, spec.source_type, spec.splitters), spec.grouping,
-                          spec.workers, spec.params)  # fmt: skip
+    routed = route_stream(bronze, spec.source_type, spec.splitters, spec.grouping, spec.workers,
+                          spec.params)  # fmt: skip
     silver_writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
                                         f"{spec.run_id}-silver", tables["routing_snapshots"])  # fmt: skip
     _drain("silver", routed, silver_writer, checkpoint("silver"), times)

@@ -1,16 +1,16 @@
 """Bronze messages -> parsed tuples or quarantine rows (pure pandas, no Spark).
 
-Runs inside ``mapInPandas`` on executors: it must be importable and picklable
-there, so it takes plain values and returns plain pandas frames.
+Runs inside the routing step's ``applyInPandasWithState`` on executors: it must
+be importable and picklable there, so it takes plain values and returns plain
+pandas frames.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pandas as pd
 
-from silver.parsers.registry import ParseError, parser_for
+from silver.parsers.common import ParsedTuple, Parser
+from silver.parsers.registry import ParseError, batch_parser_for, parser_for
 
 __all__ = ["PARSED_COLUMNS", "parse_raw_events", "splitter_of"]
 
@@ -23,8 +23,9 @@ def splitter_of(partition: int, splitters: int) -> int:
     return partition % splitters
 
 
-def _timestamp_ms(value: object) -> int:
-    return int(pd.Timestamp(value).value // 1_000_000)
+def _timestamps_ms(column: pd.Series) -> list[int]:
+    stamps = pd.to_datetime(column, utc=True)
+    return (stamps.astype("int64") // 1_000_000).tolist()
 
 
 def parse_raw_events(raw: pd.DataFrame, source_type: str, splitters: int) -> pd.DataFrame:
@@ -34,25 +35,45 @@ def parse_raw_events(raw: pd.DataFrame, source_type: str, splitters: int) -> pd.
     one quarantine row whose ``error`` names the reason and keeps the payload, so
     each bronze message is accounted for.
     """
-    parse = parser_for(source_type)
-    rows = []
-    for run_id, partition, offset, timestamp, value in zip(
-        raw["run_id"], raw["partition"], raw["offset"], raw["timestamp"], raw["value"], strict=True
-    ):
-        base = (run_id, splitter_of(int(partition), splitters), int(partition), int(offset))
-        try:
-            tuples = parse(bytes(value), _timestamp_ms(timestamp))
-        except ParseError as exc:
-            rows.append((*base, None, None, None, None, exc.reason, bytes(value)))
-            continue
-        for index, (key, count, event_time) in enumerate(tuples):
-            rows.append((*base, index, key, count, event_time, None, None))
-    frame = pd.DataFrame.from_records(rows, columns=PARSED_COLUMNS)
+    payloads = [bytes(value) for value in raw["value"]]
+    stamps = _timestamps_ms(raw["timestamp"])
+    batch_parse = batch_parser_for(source_type)
+    if batch_parse is not None:
+        frame = _one_tuple_frame(raw, payloads, batch_parse(payloads, stamps), splitters)
+    else:
+        frame = _many_tuples_frame(raw, payloads, stamps, parser_for(source_type), splitters)
     return frame.astype({"tuple_index": "Int32", "count": "Int64", "event_time_ms": "Int64"})
 
 
-def parse_batches(frames: Iterator[pd.DataFrame], source_type: str, splitters: int
-                  ) -> Iterator[pd.DataFrame]:  # fmt: skip
-    """``mapInPandas`` adapter over :func:`parse_raw_events`."""
-    for frame in frames:
-        yield parse_raw_events(frame, source_type, splitters)
+def _one_tuple_frame(raw: pd.DataFrame, payloads: list[bytes],
+                     results: list[ParsedTuple | ParseError], splitters: int) -> pd.DataFrame:  # fmt: skip
+    # Column-wise assembly: one row per message, as many rows as the input.
+    good = [not isinstance(r, ParseError) for r in results]
+    partitions = raw["partition"].to_numpy(dtype="int64")
+    return pd.DataFrame({
+        "run_id": raw["run_id"].to_numpy(), "splitter": partitions % splitters,
+        "partition": partitions, "offset": raw["offset"].to_numpy(dtype="int64"),
+        "tuple_index": [0 if ok else None for ok in good],
+        "key": [r[0] if ok else None for r, ok in zip(results, good, strict=True)],
+        "count": [r[1] if ok else None for r, ok in zip(results, good, strict=True)],
+        "event_time_ms": [r[2] if ok else None for r, ok in zip(results, good, strict=True)],
+        "error": [None if ok else r.reason for r, ok in zip(results, good, strict=True)],
+        "payload": [None if ok else p for p, ok in zip(payloads, good, strict=True)],
+    }, columns=PARSED_COLUMNS)  # fmt: skip
+
+
+def _many_tuples_frame(raw: pd.DataFrame, payloads: list[bytes], stamps: list[int],
+                       parse: Parser, splitters: int) -> pd.DataFrame:  # fmt: skip
+    rows = []
+    for run_id, partition, offset, payload, stamp in zip(
+        raw["run_id"], raw["partition"], raw["offset"], payloads, stamps, strict=True
+    ):
+        base = (run_id, splitter_of(int(partition), splitters), int(partition), int(offset))
+        try:
+            tuples = parse(payload, stamp)
+        except ParseError as exc:
+            rows.append((*base, None, None, None, None, exc.reason, payload))
+            continue
+        for index, (key, count, event_time) in enumerate(tuples):
+            rows.append((*base, index, key, count, event_time, None, None))
+    return pd.DataFrame.from_records(rows, columns=PARSED_COLUMNS)

@@ -1,6 +1,7 @@
 """The routing step: one splitter's rows through its grouping, state in bytes.
 
-Called by ``groupBy("splitter").applyInPandasWithState`` on executors. Rows are
+Called by ``groupBy("splitter").applyInPandasWithState`` on executors with the
+splitter's bronze rows, which are parsed first. Rows are
 routed in (partition, offset, tuple_index) order, so a replayed micro-batch with
 the same restored state routes identically. Quarantined rows pass through with
 worker -1 so the writer can account for every bronze message in one batch.
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from silver.groupings.registry import grouping_class
+from silver.parsing import parse_raw_events
 
 __all__ = ["ROUTED_COLUMNS", "route_group_with_state", "route_splitter_rows", "snapshot_row"]
 
@@ -53,11 +55,14 @@ def snapshot_row(rows: pd.DataFrame, snapshot: bytes) -> pd.DataFrame:
 
 
 def route_group_with_state(
-    key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any,
-    grouping: str, workers: int, params: dict[str, Any],
+    key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any, source_type: str,
+    splitters: int, grouping: str, workers: int, params: dict[str, Any],
 ) -> Iterator[pd.DataFrame]:  # fmt: skip
-    """``applyInPandasWithState`` adapter: the state row holds the grouping snapshot."""
-    rows = pd.concat(list(frames), ignore_index=True)
+    """``applyInPandasWithState`` adapter: parse one splitter's bronze rows, then route them.
+
+    The state row holds the grouping snapshot.
+    """
+    rows = parse_raw_events(pd.concat(list(frames), ignore_index=True), source_type, splitters)
     previous = state.get[0] if state.exists else None
     routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
     state.update((snapshot,))

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "INT64_MAX",
     "MAX_EVENT_SKEW_MS",
     "MAX_KEY_BYTES",
     "ParseError",
@@ -35,7 +36,7 @@ MAX_KEY_BYTES = 1024
 # Event times further than this from the Kafka timestamp are clock or unit bugs
 # (seconds sent as milliseconds, say), and would open absurd windows downstream.
 MAX_EVENT_SKEW_MS = 365 * 24 * 3600 * 1000
-_INT64_MAX = (1 << 63) - 1
+INT64_MAX = (1 << 63) - 1
 
 
 class ParseError(ValueError):
@@ -101,7 +102,7 @@ def check_key(key: Any) -> str:
 
 def check_count(count: Any) -> int:
     """A positive integer count that fits int64 (``bool`` and floats are rejected)."""
-    if type(count) is not int or not 0 < count <= _INT64_MAX:
+    if type(count) is not int or not 0 < count <= INT64_MAX:
         raise ParseError("bad_count", repr(count)[:40])
     return count
 

@@ -7,7 +7,12 @@ milliseconds (see ``bronze.datasets.keyed``).
 
 from __future__ import annotations
 
+import msgspec
+
 from silver.parsers.common import (
+    INT64_MAX,
+    MAX_EVENT_SKEW_MS,
+    MAX_KEY_BYTES,
     ParsedTuple,
     ParseError,
     check_count,
@@ -16,7 +21,7 @@ from silver.parsers.common import (
     load_json_object,
 )
 
-__all__ = ["parse_keyed_json"]
+__all__ = ["parse_keyed_json", "parse_keyed_json_batch"]
 
 
 def parse_keyed_json(payload: bytes, kafka_timestamp_ms: int) -> list[ParsedTuple]:
@@ -37,3 +42,47 @@ def parse_keyed_json(payload: bytes, kafka_timestamp_ms: int) -> list[ParsedTupl
     except KeyError as missing:
         raise ParseError(f"missing_field:{missing.args[0]}") from None
     return [(check_key(key), check_count(count), check_event_time(event_time, kafka_timestamp_ms))]
+
+
+class _KeyedMessage(msgspec.Struct):
+    key: str
+    count: int
+    timestamp: int
+
+
+_DECODER = msgspec.json.Decoder(_KeyedMessage)
+_MAX_SAFE_KEY_CHARS = MAX_KEY_BYTES // 4  # a str this short always fits MAX_KEY_BYTES
+
+
+def _fast(payload: bytes, kafka_timestamp_ms: int) -> ParsedTuple | None:
+    # The common case in one C call; anything unusual returns None for the exact parser.
+    try:
+        message = _DECODER.decode(payload)
+    except (msgspec.DecodeError, TypeError):
+        return None
+    key, count, event_time = message.key, message.count, message.timestamp
+    if (not key or len(key) > _MAX_SAFE_KEY_CHARS or not 0 < count <= INT64_MAX
+            or abs(event_time - kafka_timestamp_ms) > MAX_EVENT_SKEW_MS):  # fmt: skip
+        return None
+    return key, count, event_time
+
+
+def parse_keyed_json_batch(payloads: list[bytes], kafka_timestamps_ms: list[int]
+                           ) -> list[ParsedTuple | ParseError]:  # fmt: skip
+    """:func:`parse_keyed_json` over many messages: its tuple, or the error, per message.
+
+    Well-formed messages take a typed msgspec decode (several times faster than
+    ``json.loads`` plus checks); the rest go through :func:`parse_keyed_json`, so
+    the results and reasons are exactly the per-message parser's.
+    """
+    results: list[ParsedTuple | ParseError] = []
+    for payload, kafka_ms in zip(payloads, kafka_timestamps_ms, strict=True):
+        parsed = _fast(payload, kafka_ms)
+        if parsed is None:
+            try:
+                parsed = parse_keyed_json(payload, kafka_ms)[0]
+            except ParseError as exc:
+                results.append(exc)
+                continue
+        results.append(parsed)
+    return results

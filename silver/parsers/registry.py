@@ -18,14 +18,23 @@ Spark can pickle them into pandas UDFs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from silver.parsers.clickstream import parse_clickstream
-from silver.parsers.common import ParseError, Parser
+from silver.parsers.common import ParsedTuple, ParseError, Parser
 from silver.parsers.json_tweets import parse_election_tweet, parse_ticker_tweet
-from silver.parsers.keyed_json import parse_keyed_json
+from silver.parsers.keyed_json import parse_keyed_json, parse_keyed_json_batch
 from silver.parsers.pageviews import parse_pageviews, parse_pageviews_by_lang
 
-__all__ = ["ParseError", "Parser", "UnknownSourceError", "parser_for", "source_types"]
+__all__ = [
+    "BatchParser",
+    "ParseError",
+    "Parser",
+    "UnknownSourceError",
+    "batch_parser_for",
+    "parser_for",
+    "source_types",
+]
 
 _COUNTRY = re.compile(r"COUNTRY_(?:HALF_)?SKEW_R(?:0|[1-9][0-9]?|100)")
 _PARSERS: dict[str, Parser] = {
@@ -37,6 +46,11 @@ _PARSERS: dict[str, Parser] = {
     "WIKIPEDIA_PAGEVIEWS_BY_LANG": parse_pageviews_by_lang,
     "WIKIPEDIA_CLICKSTREAM": parse_clickstream,
 }
+
+
+BatchParser = Callable[[list[bytes], list[int]], list["ParsedTuple | ParseError"]]
+"""One-tuple-per-message formats also parse whole batches: a tuple or the error per message."""
+_BATCH_PARSERS: dict[Parser, BatchParser] = {parse_keyed_json: parse_keyed_json_batch}
 
 
 class UnknownSourceError(ValueError):
@@ -63,3 +77,8 @@ def parser_for(source_type: str) -> Parser:
         raise UnknownSourceError(
             f"no parser for source type {source_type!r}; choose from {', '.join(source_types())}"
         ) from None
+
+
+def batch_parser_for(source_type: str) -> BatchParser | None:
+    """The batch parser of a one-tuple-per-message source type, or None."""
+    return _BATCH_PARSERS.get(parser_for(source_type))

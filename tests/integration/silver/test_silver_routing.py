@@ -13,7 +13,7 @@ from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from pipelines.core.tables import DeltaRsBackend, read_delta_stream
 from silver.groupings.registry import make_grouping
-from silver.stream import parse_stream, route_stream
+from silver.stream import route_stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -47,7 +47,7 @@ def _bronze(path: Path, messages: int, commits: int) -> list[tuple[int, int, byt
 def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: dict) -> pd.DataFrame:
     collected: list[pd.DataFrame] = []
     raw = read_delta_stream(spark, str(bronze), max_files_per_trigger=1)
-    routed = route_stream(parse_stream(raw, "ZIPF", PARTITIONS), grouping, 5, params)
+    routed = route_stream(raw, "ZIPF", PARTITIONS, grouping, 5, params)
     query = (
         routed.writeStream.foreachBatch(lambda df, _: collected.append(df.toPandas()))
         .option("checkpointLocation", str(checkpoint))

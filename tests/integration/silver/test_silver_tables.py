@@ -11,7 +11,7 @@ from chispa import assert_df_equality
 from gold.transforms import key_counts
 from pipelines.core.tables import DeltaRsBackend, read_delta_stream
 from silver.sink import silver_batch_writer
-from silver.stream import parse_stream, route_stream
+from silver.stream import route_stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -30,7 +30,7 @@ def _write_bronze(path, rows, backend):
 
 def _run(spark, tmp_path, backend):
     raw = read_delta_stream(spark, str(tmp_path / "bronze"), max_files_per_trigger=1)
-    routed = route_stream(parse_stream(raw, "TWITTER_TICKER", 2), "DYNAMIC_KEY", 4, {})
+    routed = route_stream(raw, "TWITTER_TICKER", 2, "DYNAMIC_KEY", 4, {})
     writer = silver_batch_writer(backend, tmp_path / "routed", tmp_path / "quarantine", "silver")
     query = (routed.writeStream.foreachBatch(writer)
              .option("checkpointLocation", str(tmp_path / "ckpt"))
