@@ -95,7 +95,6 @@ def _dist_cost(data: ReportData) -> str:
         ax.annotate(run["label"], (run["imbalance"], run["dist_cost"]), fontsize="small",
                     xytext=(5, 5), textcoords="offset points")  # fmt: skip
     ax.margins(0.2)  # room for the labels next to the points
-    ax.set_xlim(left=0)
     ax.set_title("Replication cost against imbalance (whole run)")
     ax.set_xlabel("imbalance (lower is better balanced)")
     ax.set_ylabel("dist_cost: workers per key (lower is cheaper to merge)")
@@ -108,10 +107,14 @@ def _hot_keys(data: ReportData) -> str | None:
     runs = [run for run in data.hot_keys if run["keys"]]
     if not runs:
         return None
-    origins = {r["run_id"]: _origin(r["window_start_ms"]) for r in data.imbalance}
+    windows = {r["run_id"]: r["window_start_ms"] for r in data.imbalance}
     figure, axes = _grid(len(runs), width=5.5, height=3.5)
     for ax, run in zip(axes, runs, strict=True):
-        start = origins.get(run["run_id"], 0)
+        start = _origin(windows.get(run["run_id"], []))
+        # The whole run on the x axis, not just the snapshots: a finite run may
+        # snapshot its pools only once, at the end.
+        last = max([*windows.get(run["run_id"], []), *(t for k in run["keys"] for t in k["as_of_ms"])])
+        ax.set_xlim(0, max((last - start) / 60_000 * 1.05, 1.0))
         for key in run["keys"]:
             minutes = [(t - start) / 60_000 for t in key["as_of_ms"]]
             ax.step(minutes, key["pool_size"], where="post", marker="o", markersize=4,
