@@ -64,7 +64,7 @@ def _plain(value: Any) -> Any:
 
 
 def _known_runs(runs: pd.DataFrame | None, cumulative: pd.DataFrame) -> pd.DataFrame:
-    """``gold.runs`` rows (start order), or bare ids from the metrics when there is no runs table."""
+    """``gold.runs`` rows (start order), or bare ids from the metrics without a runs table."""
     if runs is not None and len(runs):
         order = [c for c in ("started_at", "run_id") if c in runs.columns]
         return runs.sort_values(order, kind="stable").drop_duplicates("run_id", keep="last")
@@ -92,9 +92,13 @@ def _select(known: pd.DataFrame, cumulative: pd.DataFrame, run_ids: Sequence[str
 
 def _labels(info: pd.DataFrame) -> list[str]:
     """The run's label (else grouping, else id); repeated labels get ``W=`` then the id."""
-    base = [str(row.get("label") or row.get("grouping") or row["run_id"])
-            for row in info.to_dict("records")]  # fmt: skip
-    labels = [f"{b} W={w}" if base.count(b) > 1 else b for b, w in zip(base, info["workers"], strict=True)]
+    def name(row: dict[str, Any]) -> str:
+        given = [row.get(c) for c in ("label", "grouping")]  # NaN: a run missing from gold.runs
+        return str(next((g for g in given if isinstance(g, str) and g), row["run_id"]))
+
+    base = [name(row) for row in info.to_dict("records")]
+    labels = [f"{b} W={w}" if base.count(b) > 1 else b
+              for b, w in zip(base, info["workers"], strict=True)]  # fmt: skip
     return [f"{label} ({run})" if labels.count(label) > 1 else label
             for label, run in zip(labels, info["run_id"], strict=True)]  # fmt: skip
 

@@ -113,14 +113,16 @@ def _hot_keys(data: ReportData) -> str | None:
         start = _origin(windows.get(run["run_id"], []))
         # The whole run on the x axis, not just the snapshots: a finite run may
         # snapshot its pools only once, at the end.
-        last = max([*windows.get(run["run_id"], []), *(t for k in run["keys"] for t in k["as_of_ms"])])
+        times = [*windows.get(run["run_id"], []), *(t for k in run["keys"] for t in k["as_of_ms"])]
+        last = max(times)
         ax.set_xlim(0, max((last - start) / 60_000 * 1.05, 1.0))
         for key in run["keys"]:
             minutes = [(t - start) / 60_000 for t in key["as_of_ms"]]
             ax.step(minutes, key["pool_size"], where="post", marker="o", markersize=4,
                     label=key["key"])  # fmt: skip
-        shown = f", {len(run['keys'])} of {run['total_keys']} shown" if run["total_keys"] > len(run["keys"]) else ""
-        ax.set_title(f"{run['label']}{shown}")
+        shown = len(run["keys"])
+        more = f", {shown} of {run['total_keys']} hot keys" if run["total_keys"] > shown else ""
+        ax.set_title(f"{run['label']}{more}")
         ax.set_xlabel("event time (minutes since the run's first window)")
         ax.set_ylabel("pool size (workers)")
         top = max(max(key["pool_size"]) for key in run["keys"])

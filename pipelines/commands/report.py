@@ -25,8 +25,10 @@ def add_parser(subparsers: Any) -> None:
     )  # fmt: skip
     parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
     parser.add_argument("--run-id", action="append", default=[], dest="run_ids", metavar="RUN",
-                        help="a run to include (repeatable); default: every run in gold.runs")  # fmt: skip
-    parser.add_argument("--output", type=Path, default=Path("report.html"), help="HTML file to write")
+                        help="a run to include (repeatable); default: every run in "
+                        "gold.runs")  # fmt: skip
+    parser.add_argument("--output", type=Path, default=Path("report.html"),
+                        help="HTML file to write")  # fmt: skip
     parser.set_defaults(handler=run)
 
 
@@ -42,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from gold.report import ReportError, build_report
 
     if not args.output.parent.is_dir():  # fail before reading and drawing anything
-        raise UsageError(f"cannot write the report to {args.output}: no folder {args.output.parent}")
+        raise UsageError(
+            f"cannot write the report to {args.output}: no folder {args.output.parent}"
+        )
     try:
         html = build_report(args.warehouse, args.run_ids)
     except ReportError as exc:

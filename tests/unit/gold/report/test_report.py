@@ -132,8 +132,10 @@ def test_report_numbers_equal_gold(page):
         for column in ("workers", "tuples", "imbalance", "stddev_pct", "dist_cost", "p99_ms",
                        "throughput"):  # fmt: skip
             assert row[column] == cumulative.loc[row["run_id"], column]
-            assert float(page.cells[(row["run_id"], column)]) == cumulative.loc[row["run_id"], column]
-    assert {r["run_id"]: r["label"] for r in summary} == {"run-key": "KEY", "run-dkg": "DYNAMIC_KEY"}
+            shown = float(page.cells[(row["run_id"], column)])
+            assert shown == cumulative.loc[row["run_id"], column]
+    labels = {r["run_id"]: r["label"] for r in summary}
+    assert labels == {"run-key": "KEY", "run-dkg": "DYNAMIC_KEY"}
     loads = gold["worker_load"].groupby(["run_id", "worker"])["tuples"].sum()
     for run in page.blocks["data-worker_load"]:
         assert run["tuples"] == loads[run["run_id"]].tolist()
@@ -164,7 +166,7 @@ def test_run_ids_choose_and_order_the_runs(warehouse, tmp_path):
     assert len(page.images) == 4
     gold = _gold_frames()
     data = build_report_data(gold["distribution_metrics"], gold["worker_load"], gold["runs"],
-                             gold["hot_keys"], run_ids=["run-dkg", "run-key", "run-dkg"])  # fmt: skip
+                             gold["hot_keys"], ["run-dkg", "run-key", "run-dkg"])  # fmt: skip
     assert [r["run_id"] for r in data.summary] == ["run-dkg", "run-key"]
 
 
@@ -203,6 +205,10 @@ def test_without_runs_table_runs_are_named_by_id():
     assert [r["label"] for r in data.summary] == ["run-dkg", "run-key"]
     assert all(r["grouping"] is None for r in data.summary)
     assert [h["keys"] for h in data.hot_keys] == [[], []]
+    # A run with metrics but no gold.runs row (asked for by id) is named by its id.
+    data = build_report_data(gold["distribution_metrics"], gold["worker_load"],
+                             gold["runs"].iloc[:1], run_ids=["run-dkg"])  # fmt: skip
+    assert [(r["label"], r["grouping"]) for r in data.summary] == [("run-dkg", None)]
 
 
 def test_repeated_labels_are_told_apart_and_runs_without_metrics_left_out():
