@@ -43,10 +43,13 @@ def run(args: argparse.Namespace) -> int:
     """Build the report and write it; prints where it went."""
     from gold.report import ReportError, build_report
 
-    if not args.output.parent.is_dir():  # fail before reading and drawing anything
+    # Fail before reading and drawing anything.
+    if not args.output.parent.is_dir():
         raise UsageError(
             f"cannot write the report to {args.output}: no folder {args.output.parent}"
         )
+    if args.output.is_dir():
+        raise UsageError(f"cannot write the report to {args.output}: it is a folder")
     try:
         html = build_report(args.warehouse, args.run_ids)
     except ReportError as exc:

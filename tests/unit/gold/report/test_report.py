@@ -174,7 +174,8 @@ def test_same_tables_same_report(warehouse, tmp_path, report_html):
     assert _report(warehouse, tmp_path / "again.html") == report_html
 
 
-@pytest.mark.parametrize("case", ["no-warehouse", "no-gold", "unknown-run", "unwritable"])
+@pytest.mark.parametrize("case", ["no-warehouse", "no-gold", "unknown-run", "unwritable",
+                                  "output-is-a-folder"])
 def test_user_mistakes_are_one_line_errors(warehouse, tmp_path, capsys, case):
     # Every case fails before drawing, so these stay fast.
     argv = ["report", "--warehouse", str(warehouse), "--output", str(tmp_path / "r.html")]
@@ -185,8 +186,10 @@ def test_user_mistakes_are_one_line_errors(warehouse, tmp_path, capsys, case):
         argv[2] = str(tmp_path / "empty")
     elif case == "unknown-run":
         argv += ["--run-id", "nope"]
-    else:
+    elif case == "unwritable":
         argv[4] = str(tmp_path / "no-such-dir" / "r.html")
+    else:
+        argv[4] = str(tmp_path)
     assert main(argv) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     errors = [line for line in lines if line.startswith("dkg report: error: ")]
@@ -194,7 +197,8 @@ def test_user_mistakes_are_one_line_errors(warehouse, tmp_path, capsys, case):
     err = errors[0]
     expected = {"no-warehouse": "no warehouse", "no-gold": "no gold tables",
                 "unknown-run": "unknown run id nope; known: run-dkg, run-key",
-                "unwritable": "cannot write the report"}[case]  # fmt: skip
+                "unwritable": "cannot write the report",
+                "output-is-a-folder": "it is a folder"}[case]  # fmt: skip
     assert expected in err
     assert not (tmp_path / "r.html").exists()
 
