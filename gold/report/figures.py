@@ -103,6 +103,28 @@ def _dist_cost(data: ReportData) -> str:
     return _png(figure)
 
 
+def _draw_pools(ax: Any, run: dict[str, Any], windows: Sequence[int]) -> None:
+    snapshots = [t for key in run["keys"] for t in key["as_of_ms"]]
+    start = _origin(windows or snapshots)
+    # The whole run on the x axis, not just the snapshots: a finite run may
+    # snapshot its pools only once, at the end.
+    last = max([*windows, *snapshots])
+    ax.set_xlim(0, max((last - start) / 60_000 * 1.05, 1.0))
+    for key in run["keys"]:
+        minutes = [(t - start) / 60_000 for t in key["as_of_ms"]]
+        ax.step(minutes, key["pool_size"], where="post", marker="o", markersize=4,
+                label=key["key"])  # fmt: skip
+    shown = len(run["keys"])
+    more = f", {shown} of {run['total_keys']} hot keys" if run["total_keys"] > shown else ""
+    ax.set_title(f"{run['label']}{more}")
+    ax.set_xlabel("event time (minutes since the run's first window)")
+    ax.set_ylabel("pool size (workers)")
+    ax.set_ylim(0, max(max(key["pool_size"]) for key in run["keys"]) + 1)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize="x-small", title="key", title_fontsize="x-small")
+
+
 def _hot_keys(data: ReportData) -> str | None:
     runs = [run for run in data.hot_keys if run["keys"]]
     if not runs:
@@ -110,26 +132,7 @@ def _hot_keys(data: ReportData) -> str | None:
     windows = {r["run_id"]: r["window_start_ms"] for r in data.imbalance}
     figure, axes = _grid(len(runs), width=5.5, height=3.5)
     for ax, run in zip(axes, runs, strict=True):
-        start = _origin(windows.get(run["run_id"], []))
-        # The whole run on the x axis, not just the snapshots: a finite run may
-        # snapshot its pools only once, at the end.
-        times = [*windows.get(run["run_id"], []), *(t for k in run["keys"] for t in k["as_of_ms"])]
-        last = max(times)
-        ax.set_xlim(0, max((last - start) / 60_000 * 1.05, 1.0))
-        for key in run["keys"]:
-            minutes = [(t - start) / 60_000 for t in key["as_of_ms"]]
-            ax.step(minutes, key["pool_size"], where="post", marker="o", markersize=4,
-                    label=key["key"])  # fmt: skip
-        shown = len(run["keys"])
-        more = f", {shown} of {run['total_keys']} hot keys" if run["total_keys"] > shown else ""
-        ax.set_title(f"{run['label']}{more}")
-        ax.set_xlabel("event time (minutes since the run's first window)")
-        ax.set_ylabel("pool size (workers)")
-        top = max(max(key["pool_size"]) for key in run["keys"])
-        ax.set_ylim(0, top + 1)
-        ax.yaxis.get_major_locator().set_params(integer=True)
-        ax.grid(alpha=0.3)
-        ax.legend(loc="best", fontsize="x-small", title="key", title_fontsize="x-small")
+        _draw_pools(ax, run, windows.get(run["run_id"], []))
     figure.suptitle("Hot keys' pool sizes over time (largest pool over the splitters)")
     return _png(figure)
 
