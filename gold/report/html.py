@@ -1,0 +1,63 @@
+"""The report page: a Jinja2 template filled with the figure data and the PNGs.
+
+The page is self-contained: styles inline, images as ``data:`` URIs, and each
+chart's numbers in a ``<script type="application/json" id="data-<chart>">``
+block (Jinja2's ``tojson`` escapes ``<``, ``>`` and ``&``, so the JSON cannot
+close the script element).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from gold.report.data import SUMMARY_COLUMNS, ReportData
+
+__all__ = ["render_html"]
+
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _display(value: Any) -> str:
+    """A readable cell: integers with separators, floats with 4 significant decimals."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
+            return f"{value:.3e}"
+        return f"{value:,.4f}"
+    return str(value)
+
+
+def _exact(value: Any) -> str:
+    """The full-precision value for a ``data-value`` attribute (``repr`` round-trips floats)."""
+    return "" if value is None else repr(value)
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=select_autoescape(["j2"]),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
+    env.filters["display"] = _display
+    env.filters["exact"] = _exact
+    return env
+
+
+def render_html(data: ReportData, figures: dict[str, str | None], warehouse: str,
+                title: str = "DKG groupings report") -> str:  # fmt: skip
+    """The whole page as a string.
+
+    Args:
+        data: The figure data (also embedded as JSON).
+        figures: Base64 PNGs by chart name (``hot_keys`` may be None).
+        warehouse: Shown in the header, so a saved report says where it came from.
+        title: Page title.
+    """
+    template = _environment().get_template("report.html.j2")
+    return template.render(title=title, warehouse=warehouse, data=data, figures=figures,
+                           columns=SUMMARY_COLUMNS, blocks=asdict(data))  # fmt: skip

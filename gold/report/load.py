@@ -1,0 +1,55 @@
+"""Read the gold tables the report needs (delta-rs, no Spark) and build the page."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from gold.report.data import ReportError, build_report_data
+from gold.report.figures import render_figures
+from gold.report.html import render_html
+from pipelines.core.paths import Warehouse
+from pipelines.core.tables import DeltaRsBackend
+
+__all__ = ["build_report", "read_gold"]
+
+logger = logging.getLogger(__name__)
+
+_REQUIRED = ("distribution_metrics", "worker_load")
+_OPTIONAL = ("runs", "hot_keys")
+
+
+def read_gold(root: Path) -> dict[str, pd.DataFrame | None]:
+    """The report's gold tables as pandas frames; optional ones missing are None.
+
+    Raises:
+        ReportError: No warehouse at ``root``, or its gold metrics tables are missing.
+    """
+    if not Path(root).is_dir():
+        raise ReportError(f"no warehouse at {root} (run `dkg run` first, or pass --warehouse)")
+    warehouse = Warehouse(Path(root))
+    backend = DeltaRsBackend()
+    frames: dict[str, pd.DataFrame | None] = {}
+    for name in (*_REQUIRED, *_OPTIONAL):
+        path = warehouse.table_path("gold", name)
+        if backend.version(path) is None:
+            if name in _REQUIRED:
+                raise ReportError(f"no gold tables in {warehouse.root} (gold.{name} is missing; "
+                                  "run `dkg run` first)")  # fmt: skip
+            frames[name] = None
+            continue
+        frames[name] = backend.read(path).to_pandas()
+        logger.debug("read %d rows of gold.%s", len(frames[name]), name)
+    return frames
+
+
+def build_report(root: Path, run_ids: Sequence[str] = ()) -> str:
+    """The HTML report of the chosen runs (default: every run with gold metrics)."""
+    frames = read_gold(root)
+    data = build_report_data(frames["distribution_metrics"], frames["worker_load"],
+                             frames["runs"], frames["hot_keys"], run_ids)  # fmt: skip
+    logger.info("drawing the report of %d run(s)", len(data.summary))
+    return render_html(data, render_figures(data), str(Path(root).absolute()))

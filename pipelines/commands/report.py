@@ -1,0 +1,59 @@
+"""``dkg report``: an offline HTML report comparing the groupings of one or more runs."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+from pipelines.commands.common import UsageError
+
+__all__ = ["add_parser", "run"]
+
+logger = logging.getLogger(__name__)
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``report``."""
+    parser = subparsers.add_parser(
+        "report", help="write a self-contained HTML report comparing runs",
+        description="Read the gold tables (no Spark) and write one HTML file with every image "
+        "embedded: load per worker, imbalance per window, dist_cost against imbalance, hot "
+        "keys' pool sizes over time, and a summary table of each run's cumulative metrics.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
+    parser.add_argument("--run-id", action="append", default=[], dest="run_ids", metavar="RUN",
+                        help="a run to include (repeatable); default: every run in "
+                        "gold.runs")  # fmt: skip
+    parser.add_argument("--output", type=Path, default=Path("report.html"),
+                        help="HTML file to write")  # fmt: skip
+    parser.set_defaults(handler=run)
+
+
+def _write(path: Path, html: str) -> None:
+    try:
+        path.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the report and write it; prints where it went."""
+    from gold.report import ReportError, build_report
+
+    # Fail before reading and drawing anything.
+    if not args.output.parent.is_dir():
+        raise UsageError(
+            f"cannot write the report to {args.output}: no folder {args.output.parent}"
+        )
+    if args.output.is_dir():
+        raise UsageError(f"cannot write the report to {args.output}: it is a folder")
+    try:
+        html = build_report(args.warehouse, args.run_ids)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+    _write(args.output, html)
+    print(f"report written to {args.output} ({len(html) / 1024:,.0f} KiB)")
+    return 0

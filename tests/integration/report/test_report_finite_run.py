@@ -1,0 +1,101 @@
+"""`dkg report` over a real finite run: the numbers it shows equal gold's, as Spark reads them."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from bronze.datasets.base import DatasetSpec
+from bronze.datasets.registry import make_dataset
+from pipelines.cli import main
+from pipelines.core.paths import Warehouse
+from pipelines.core.tables import DeltaRsBackend, read_delta, read_delta_stream
+from pipelines.jobs import RunSpec, run_finite
+from pipelines.main_job import _write_run
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+# Two groupings over one small topic: the report compares runs. Each finite run
+# costs several streaming queries, so the topic stays small.
+GROUPINGS = ("KEY", "DYNAMIC_KEY")
+
+
+def _topic_table(path, messages: int, partitions: int) -> None:
+    """A Delta table with Kafka's columns standing in for a topic (no broker needed)."""
+    # 5 messages/s of event time: the run spans several 60 s gold windows.
+    spec = DatasetSpec(name="COUNTRY_SKEW_R80", messages=messages, rate=5, seed=11)
+    batch = next(make_dataset(spec).messages(batch_size=messages))
+    table = pa.table({
+        "key": batch.keys, "value": batch.payloads, "topic": ["countries"] * messages,
+        "partition": pa.array(np.arange(messages) % partitions, pa.int32()),
+        "offset": pa.array(np.arange(messages) // partitions, pa.int64()),
+        "timestamp": pa.array(batch.timestamps_ms * 1000, pa.timestamp("us", tz="UTC")),
+    })  # fmt: skip
+    DeltaRsBackend().append(str(path), table, "topic", 0)
+
+
+def _blocks(html: str) -> dict[str, list]:
+    pattern = r'<script type="application/json" id="data-(\w+)">(.*?)</script>'
+    return {name: json.loads(body) for name, body in re.findall(pattern, html, re.S)}
+
+
+def test_report_of_a_finite_run_shows_golds_numbers(spark, tmp_path):
+    _topic_table(tmp_path / "topic", 1200, partitions=2)
+    warehouse = Warehouse(tmp_path / "lakehouse")
+    backend = DeltaRsBackend()
+    for name in GROUPINGS:
+        run_id = f"report-{name.lower()}"
+        _write_run(backend, warehouse, {
+            "run_id": run_id, "source": "COUNTRY_SKEW_R80", "topic": "countries", "grouping": name,
+            "label": name, "workers": 4, "splitters": 2, "messages": 1200, "parameters": {},
+            "status": "succeeded", "started_at": pd.Timestamp.now(tz="UTC"),
+            "finished_at": pd.Timestamp.now(tz="UTC"), "seconds": 1.0})  # fmt: skip
+        spec = RunSpec(run_id=run_id, source_type="COUNTRY_SKEW_R80", grouping=name, workers=4,
+                       splitters=2)  # fmt: skip
+        run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse,
+                   backend)  # fmt: skip
+
+    output = tmp_path / "report.html"
+    assert main(["report", "--warehouse", str(warehouse.root), "--output", str(output)]) == 0
+    html = output.read_text(encoding="utf-8")
+    assert not re.search(r'(src|href)="https?:', html)
+    assert html.count('src="data:image/png;base64,') == 4
+    blocks = _blocks(html)
+
+    def gold(name):
+        return read_delta(spark, str(warehouse.table_path("gold", name))).toPandas()
+
+    metrics = gold("distribution_metrics")
+    cumulative = metrics[metrics["scope"] == "cumulative"].set_index("run_id")
+    assert [r["run_id"] for r in blocks["summary"]] == ["report-key", "report-dynamic_key"]
+    for row in blocks["summary"]:
+        expected = cumulative.loc[row["run_id"]]
+        assert row["tuples"] == 1200
+        for column in ("workers", "imbalance", "stddev_pct", "dist_cost", "p99_ms", "throughput"):
+            assert row[column] == expected[column], column
+    loads = gold("worker_load").groupby(["run_id", "worker"])["tuples"].sum()
+    for run in blocks["worker_load"]:
+        assert run["tuples"] == loads[run["run_id"]].reindex(range(4), fill_value=0).tolist()
+        assert sum(run["tuples"]) == 1200
+    windows = metrics[metrics["scope"] == "window"].sort_values("window_start_ms")
+    for run in blocks["imbalance"]:
+        rows = windows[windows["run_id"] == run["run_id"]]
+        assert len(rows) >= 3
+        assert run["window_start_ms"] == rows["window_start_ms"].tolist()
+        assert run["imbalance"] == rows["imbalance"].tolist()
+    hot = gold("hot_keys")
+    pools = hot.groupby(["run_id", "key", "as_of_ms"])["pool_size"].max()
+    shown = {r["run_id"]: r for r in blocks["hot_keys"]}
+    assert shown["report-key"]["keys"] == []
+    assert shown["report-dynamic_key"]["total_keys"] == hot.loc[
+        hot["run_id"] == "report-dynamic_key", "key"].nunique()  # fmt: skip
+    assert shown["report-dynamic_key"]["keys"], "the R80 hot country should get a pool"
+    for key in shown["report-dynamic_key"]["keys"]:
+        series = pools["report-dynamic_key"][key["key"]]
+        assert key["as_of_ms"] == series.index.tolist()
+        assert key["pool_size"] == series.tolist()
