@@ -226,7 +226,7 @@ def run_checks(checks: Sequence[Check], reader: TableReader, run_id: str,
     outcomes = []
     for check in checks:
         outcome = validate_frame(check.suite, _frame(check, reader, run_id), run_id, examples)
-        logger.info("run %s: %s: %d/%d expectations passed", run_id, outcome.suite,
+        logger.debug("run %s: %s: %d/%d expectations passed", run_id, outcome.suite,
                     outcome.evaluated - len(outcome.failures), outcome.evaluated)  # fmt: skip
         outcomes.append(outcome)
     return outcomes
