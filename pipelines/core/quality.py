@@ -135,15 +135,24 @@ def _columns(kwargs: dict[str, Any]) -> str:
     return "table"
 
 
+def _plain(value: Any) -> Any:
+    # numpy scalars print as np.int64(6); show the number.
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value.item() if hasattr(value, "item") and hasattr(value, "dtype") else value
+
+
 def _observed(result: Any, examples: int) -> str:
     info = result.exception_info or {}
     if info.get("raised_exception"):
         return f"error: {str(info.get('exception_message', '')).splitlines()[0]}"
     details = result.result or {}
     if "observed_value" in details:
-        return f"observed {details['observed_value']}"
+        return f"observed {_plain(details['observed_value'])}"
     if "unexpected_count" in details:
-        shown = details.get("partial_unexpected_list", [])[:examples]
+        shown = _plain(list(details.get("partial_unexpected_list", [])[:examples]))
         return (f"{details['unexpected_count']} of {details.get('element_count', '?')} rows "
                 f"unexpected, e.g. {shown}")  # fmt: skip
     return "failed"
