@@ -164,6 +164,8 @@ def _batch_definition() -> Any:
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
+    # GX pins this module's logger to INFO at import; let the application's levels govern.
+    logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.NOTSET)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     asset = context.data_sources.add_pandas("dkg").add_dataframe_asset("frame")
