@@ -9,6 +9,7 @@ job wrote it and raises :class:`DataQualityError` naming what broke.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 
 from pipelines.core.config import QualityConfig
@@ -55,11 +56,13 @@ def quality_gate(warehouse: Warehouse, backend: TableBackend, run_id: str, worke
     """
 
     def gate(layer: str) -> None:
+        started = time.monotonic()
         outcomes = check_run(TableReader(warehouse, backend), run_id, workers, config, (layer,))
         failures = [failure for outcome in outcomes for failure in outcome.failures]
         if failures:
             more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
             raise DataQualityError(f"run {run_id}: {layer} failed its checks: {failures[0]}{more}")
-        logger.info("run %s: %s passed %d suites", run_id, layer, len(outcomes))
+        logger.info("run %s: %s passed %d data-quality suites in %.1f s", run_id, layer,
+                    len(outcomes), time.monotonic() - started)  # fmt: skip
 
     return gate
