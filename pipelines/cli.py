@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    from pipelines.commands import bench, kafka, produce, report, run, simulate, sql
+    from pipelines.commands import bench, check, kafka, produce, report, run, simulate, sql
 
     parser = argparse.ArgumentParser(
         prog="dkg",
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_parser(subparsers)
     sql.add_parser(subparsers)
     report.add_parser(subparsers)
+    check.add_parser(subparsers)
     return parser
 
 
@@ -43,10 +44,11 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from pipelines.commands.common import UsageError
     from pipelines.core.broker import BrokerError
     from pipelines.core.paths import WarehouseError
+    from pipelines.core.quality import DataQualityError
     from silver.groupings.registry import GroupingConfigError
 
     return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, UsageError,
-            ValidationError, WarehouseError, BrokerError)  # fmt: skip
+            ValidationError, WarehouseError, BrokerError, DataQualityError)  # fmt: skip
 
 
 def _describe(exc: BaseException) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +83,8 @@ def _drain(name: str, frame: DataFrame, writer: Any, checkpoint: str, times: Sta
 
 
 def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, warehouse: Warehouse,
-               backend: TableBackend) -> StageTimes:  # fmt: skip
+               backend: TableBackend,
+               after_stage: Callable[[str], None] | None = None) -> StageTimes:  # fmt: skip
     """Land, parse, route and aggregate everything ``kafka_rows`` has now, then build gold.
 
     Args:
@@ -92,8 +94,11 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
         spec: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
+        after_stage: called with ``"bronze"``, ``"silver"`` and ``"gold"`` once that
+            layer is written (e.g. a data-quality gate, which stops the run by raising).
     """
     times = StageTimes()
+    done = after_stage or (lambda layer: None)
     tables = {name: str(warehouse.table_path(layer, name)) for layer, name in
               (("bronze", "raw_events"), ("silver", "routed"), ("silver", "quarantine"),
                ("silver", "routing_snapshots"), ("silver", "worker_windows"))}  # fmt: skip
@@ -103,6 +108,7 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
 
     bronze_writer = foreach_batch_writer(backend, tables["raw_events"], f"{spec.run_id}-bronze")
     _drain("bronze", raw_events(kafka_rows, spec.run_id), bronze_writer, checkpoint("bronze"), times)
+    done("bronze")
 
     this_run = F.col("run_id") == spec.run_id
     # A bounded number of commits per micro-batch keeps each batch's memory bounded.
@@ -117,11 +123,13 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
                                            f"{spec.run_id}-windows", spec.worker_window_ms)  # fmt: skip
     silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8).where(this_run)
     _drain("worker_windows", silver_rows, windows_writer, checkpoint("windows"), times)
+    done("silver")
 
     started = time.monotonic()
     settings = GoldSettings(spec.run_id, spec.workers, spec.grouping, dict(spec.params),
                             spec.aggregation_window_ms, spec.process_ms, spec.speed)  # fmt: skip
     refresh_gold(backend, warehouse, settings, times.seconds.get("silver", 0.0))
     times.seconds["gold"] = time.monotonic() - started
+    done("gold")
     logger.info("run %s stages: %s", spec.run_id, times.seconds)
     return times

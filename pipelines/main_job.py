@@ -21,9 +21,12 @@ import pyarrow.compute as pc
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
+from pipelines.checks import quality_gate
 from pipelines.core.broker import BrokerError, end_offsets, topic_exists
+from pipelines.core.config import QualityConfig
 from pipelines.core.kafka_source import read_kafka_stream
 from pipelines.core.paths import Warehouse
+from pipelines.core.quality import DataQualityError
 from pipelines.core.tables.base import TableBackend
 from pipelines.jobs import RunSpec, run_finite
 
@@ -45,6 +48,7 @@ class JobRequest:
     bootstrap: str
     groupings: Sequence[tuple[str, str, dict[str, Any]]]  # (label, name, params)
     max_offsets_per_trigger: int | None = 50_000
+    quality: QualityConfig | None = None  # None: no data-quality gates
 
 
 def run_id_for(topic: str, grouping: str, workers: int, splitters: int, params: dict[str, Any]) -> str:
@@ -99,7 +103,14 @@ def run_groupings(spark: Any, request: JobRequest, warehouse: Warehouse, backend
                        workers=request.workers, splitters=request.splitters, params=params)  # fmt: skip
         kafka_rows = read_kafka_stream(spark, request.bootstrap, request.topic, starting_offsets,
                                        request.max_offsets_per_trigger)  # fmt: skip
-        times = run_finite(spark, kafka_rows, spec, warehouse, backend)
+        gate = (None if request.quality is None else
+                quality_gate(warehouse, backend, run_id, request.workers, request.quality))  # fmt: skip
+        try:
+            times = run_finite(spark, kafka_rows, spec, warehouse, backend, after_stage=gate)
+        except DataQualityError:
+            row.update(status="failed", finished_at=pd.Timestamp.now(tz="UTC"))
+            _write_run(backend, warehouse, row)
+            raise
         row.update(status="succeeded", finished_at=pd.Timestamp.now(tz="UTC"),
                    seconds=sum(times.seconds.values()))  # fmt: skip
         _write_run(backend, warehouse, row)

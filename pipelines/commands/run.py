@@ -40,6 +40,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--max-offsets-per-trigger", type=int, default=50_000,
                         help="Kafka messages per bronze micro-batch (bounds memory)")  # fmt: skip
     parser.add_argument("--bootstrap-servers", help="a Kafka to use (default: a local broker)")
+    parser.add_argument("--skip-checks", action="store_true",
+                        help="do not validate each layer with the data-quality suites")  # fmt: skip
     add_config_options(parser)
     parser.set_defaults(handler=run, dataset=None)
 
@@ -80,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         request = JobRequest(spec, topic, args.partitions, args.workers,
                              args.splitters or args.partitions, _speed(args.speed), bootstrap,
                              [(c.label, c.name, c.params) for c in choices],
-                             args.max_offsets_per_trigger)  # fmt: skip
+                             args.max_offsets_per_trigger,
+                             quality=None if args.skip_checks else config.quality)  # fmt: skip
         with ProgressReporter(spec.messages, unit="msg") as progress:
             ensure_topic_has(request, lambda n: progress.update_to(n, f"producing {topic}"))
         spark = build_spark(app_name="dkg-run", master=args.master or "local[2]")

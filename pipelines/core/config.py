@@ -12,7 +12,14 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["AppConfig", "ConfigError", "SimulateConfig", "default_conf_dir", "load_config"]
+__all__ = [
+    "AppConfig",
+    "ConfigError",
+    "QualityConfig",
+    "SimulateConfig",
+    "default_conf_dir",
+    "load_config",
+]
 
 
 class ConfigError(ValueError):
@@ -41,10 +48,29 @@ class SimulateConfig(_Frozen):
     speed: float = Field(default=1.0, gt=0)
 
 
+class QualityConfig(_Frozen):
+    """Thresholds of the data-quality suites (``<layer>/expectations.py``).
+
+    Metric ranges are the formulas' own bounds; ``tolerance`` widens them only
+    by floating-point rounding. The upper bounds that depend on the run (worker
+    ids below W, ``dist_cost`` at most W) come from the run itself.
+    """
+
+    mostly: float = Field(default=1.0, gt=0, le=1)
+    min_count: int = Field(default=1, ge=0)
+    skew_s: tuple[float, float] = (0.0, 1.0)
+    dist_cost_min: float = 1.0
+    stddev_pct_min: float = 0.0
+    imbalance_min: float = 0.0
+    tolerance: float = Field(default=1e-9, ge=0)
+    examples: int = Field(default=3, ge=1, le=20)
+
+
 class AppConfig(_Frozen):
     """The whole configuration."""
 
     simulate: SimulateConfig = SimulateConfig()
+    quality: QualityConfig = QualityConfig()
     groupings: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def grouping_params(self, name: str) -> dict[str, Any]:

@@ -10,5 +10,5 @@ __all__ = ["configure_logging"]
 def configure_logging(level: int = logging.INFO) -> None:
     """Log to stderr as ``LEVEL name: message``."""
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
-    for noisy in ("numba", "py4j"):
+    for noisy in ("numba", "py4j", "great_expectations"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

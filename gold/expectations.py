@@ -1,0 +1,101 @@
+"""Gold's data-quality suites: merged counts, loads, metric ranges, and totals against silver.
+
+The totals suite validates a one-row frame derived from ``silver.routed`` and
+``gold.key_counts``: the merge across workers neither loses nor invents a count
+or a tuple.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from great_expectations import ExpectationSuite
+from great_expectations import expectations as gxe
+
+from pipelines.core.config import QualityConfig
+from pipelines.core.quality import Check, TableRef, new_suite
+
+__all__ = [
+    "checks",
+    "distribution_metrics_suite",
+    "key_counts_suite",
+    "totals_frame",
+    "totals_suite",
+    "worker_load_suite",
+]
+
+
+def _between(column: str, low: float | None, high: float | None,
+             mostly: float = 1.0) -> gxe.Expectation:  # fmt: skip
+    return gxe.ExpectColumnValuesToBeBetween(column=column, min_value=low, max_value=high,
+                                             mostly=mostly)  # fmt: skip
+
+
+def key_counts_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
+    """``gold.key_counts``: one positive count per window and key, held by 1..W workers."""
+    mostly = config.mostly
+    return new_suite("gold.key_counts", [
+        *(gxe.ExpectColumnValuesToNotBeNull(column=c, mostly=mostly)
+          for c in ("window_start_ms", "key", "count")),
+        _between("count", config.min_count, None, mostly),
+        _between("workers", 1, workers, mostly),
+        gxe.ExpectCompoundColumnsToBeUnique(column_list=["window_start_ms", "key"], mostly=mostly),
+    ])  # fmt: skip
+
+
+def worker_load_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
+    """``gold.worker_load``: real workers, non-negative loads."""
+    return new_suite("gold.worker_load", [
+        _between("worker", 0, workers - 1, config.mostly),
+        _between("tuples", 0, None, config.mostly),
+    ])  # fmt: skip
+
+
+def distribution_metrics_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
+    """``gold.distribution_metrics``: one cumulative row; every metric within its formula's range."""
+    slack = config.tolerance
+    low, high = config.skew_s
+    return new_suite("gold.distribution_metrics", [
+        gxe.ExpectColumnValuesToBeInSet(column="scope", value_set=["cumulative", "window"]),
+        gxe.ExpectCompoundColumnsToBeUnique(column_list=["scope", "window_start_ms"]),
+        *(gxe.ExpectColumnValuesToNotBeNull(column=c)
+          for c in ("skew_s", "dist_cost", "stddev_pct", "imbalance")),
+        _between("skew_s", low - slack, high + slack),
+        _between("dist_cost", config.dist_cost_min - slack, workers + slack),
+        _between("stddev_pct", config.stddev_pct_min - slack, None),
+        _between("imbalance", config.imbalance_min - slack, None),
+    ])  # fmt: skip
+
+
+def totals_frame(routed: pd.DataFrame | None, key_counts: pd.DataFrame | None) -> pd.DataFrame:
+    """One row: silver's routed counts and tuples against gold's merged ones."""
+
+    def total(frame: pd.DataFrame | None, column: str) -> int:
+        return 0 if frame is None or frame.empty else int(frame[column].sum())
+
+    return pd.DataFrame([{
+        "silver_count": total(routed, "count"),
+        "gold_count": total(key_counts, "count"),
+        "silver_tuples": 0 if routed is None else len(routed),
+        "gold_tuples": total(key_counts, "tuples"),
+    }])  # fmt: skip
+
+
+def totals_suite() -> ExpectationSuite:
+    """Gold's totals equal silver's: the sum of merged counts and tuples per run."""
+    return new_suite("gold.totals", [
+        gxe.ExpectColumnPairValuesToBeEqual(column_A="silver_count", column_B="gold_count"),
+        gxe.ExpectColumnPairValuesToBeEqual(column_A="silver_tuples", column_B="gold_tuples"),
+    ])  # fmt: skip
+
+
+def checks(config: QualityConfig, workers: int) -> list[Check]:
+    """Gold's checks of one run over ``workers`` workers."""
+    key_counts = TableRef("gold", "key_counts")
+    return [
+        Check(key_counts_suite(config, workers), (key_counts,)),
+        Check(worker_load_suite(config, workers), (TableRef("gold", "worker_load"),)),
+        Check(distribution_metrics_suite(config, workers),
+              (TableRef("gold", "distribution_metrics"),)),
+        Check(totals_suite(), (TableRef("silver", "routed", ("count",)), key_counts),
+              totals_frame),
+    ]  # fmt: skip

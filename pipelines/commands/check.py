@@ -1,0 +1,62 @@
+"""``dkg check``: run the data-quality suites over the warehouse's runs and summarize.
+
+Runs come from ``gold.runs`` (every run there, or the one ``--run-id`` names);
+each run's rows of every table are validated with the suites of
+``bronze/``, ``silver/`` and ``gold/`` ``expectations.py``. Exit code 0 when
+every expectation holds, 1 when one fails, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pipelines.commands.common import UsageError, add_config_options, config_from_args
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``check``."""
+    parser = subparsers.add_parser(
+        "check", help="validate the lakehouse tables with the data-quality suites",
+        description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )  # fmt: skip
+    parser.add_argument("--run-id", help="check only this run (default: every run in gold.runs)")
+    parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
+    parser.add_argument("--layer", choices=("bronze", "silver", "gold"), action="append",
+                        help="check only this layer (repeatable; default: all)")  # fmt: skip
+    add_config_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def _runs(reader: Any, warehouse: Path, run_id: str | None) -> list[tuple[str, int]]:
+    runs = reader.table("gold", "runs")
+    if runs is None or runs.num_rows == 0:
+        raise UsageError(f"no runs in {warehouse} (gold.runs is missing; run `dkg run` first)")
+    known = {row["run_id"]: int(row["workers"]) for row in runs.select(["run_id", "workers"]).to_pylist()}
+    if run_id is None:
+        return sorted(known.items())
+    if run_id not in known:
+        raise UsageError(f"unknown run id {run_id!r}; runs in {warehouse}: {', '.join(sorted(known))}")
+    return [(run_id, known[run_id])]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate the chosen runs and layers; print the summary; 0 if all passed, else 1."""
+    from pipelines.checks import check_run
+    from pipelines.core.paths import LAYERS, Warehouse
+    from pipelines.core.quality import TableReader, format_summary
+    from pipelines.core.tables import DeltaRsBackend
+
+    if not args.warehouse.is_dir():
+        raise UsageError(f"no warehouse at {args.warehouse} (run `dkg run` first, or --warehouse)")
+    config = config_from_args(args).quality
+    warehouse = Warehouse(args.warehouse)
+    reader = TableReader(warehouse, DeltaRsBackend())
+    layers = tuple(args.layer) if args.layer else LAYERS
+    outcomes = [outcome for run_id, workers in _runs(reader, args.warehouse, args.run_id)
+                for outcome in check_run(reader, run_id, workers, config, layers)]  # fmt: skip
+    print(format_summary(outcomes))
+    return 0 if all(outcome.success for outcome in outcomes) else 1

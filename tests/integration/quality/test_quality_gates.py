@@ -1,0 +1,98 @@
+"""Data-quality suites on real runs: a finite run passes every check; corruption is named.
+
+The first test runs bronze -> silver -> gold over a Delta table standing in for
+a topic (as in test_jobs_finite_run.py) with the gate after each layer, then
+corrupts silver; the second runs the whole main job (``dkg run``: local broker,
+producer, Spark) with a threshold no real count meets, so its silver gate fails
+the run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from bronze.datasets.base import DatasetSpec
+from bronze.datasets.registry import make_dataset
+from pipelines.checks import quality_gate
+from pipelines.cli import main
+from pipelines.core.config import QualityConfig
+from pipelines.core.paths import Warehouse
+from pipelines.core.tables import DeltaRsBackend, read_delta_stream
+from pipelines.jobs import RunSpec, run_finite
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+W = 4
+
+
+def _topic_table(path, messages: int, partitions: int) -> None:
+    """A Delta table with Kafka's columns standing in for a topic."""
+    spec = DatasetSpec(name="COUNTRY_SKEW_R80", messages=messages, rate=200, seed=7)
+    batch = next(make_dataset(spec).messages(batch_size=messages))
+    table = pa.table({
+        "key": batch.keys, "value": batch.payloads, "topic": ["countries"] * messages,
+        "partition": pa.array(np.arange(messages) % partitions, pa.int32()),
+        "offset": pa.array(np.arange(messages) // partitions, pa.int64()),
+        "timestamp": pa.array(batch.timestamps_ms * 1000, pa.timestamp("us", tz="UTC")),
+    })  # fmt: skip
+    DeltaRsBackend().append(str(path), table, "topic", 0)
+
+
+def test_finite_run_passes_every_check_and_corrupted_silver_is_named(spark, tmp_path, capsys):
+    _topic_table(tmp_path / "topic", 600, partitions=2)
+    warehouse = Warehouse(tmp_path / "lakehouse")
+    backend = DeltaRsBackend()
+    spec = RunSpec(run_id="q-run", source_type="COUNTRY_SKEW_R80", grouping="DYNAMIC_KEY",
+                   workers=W, splitters=2)  # fmt: skip
+    gate = quality_gate(warehouse, backend, spec.run_id, W, QualityConfig())
+    gated: list[str] = []
+
+    def after_stage(layer: str) -> None:
+        gate(layer)
+        gated.append(layer)
+
+    run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse, backend,
+               after_stage=after_stage)  # fmt: skip
+    assert gated == ["bronze", "silver", "gold"]
+    runs = pd.DataFrame({"run_id": [spec.run_id], "workers": [W], "status": ["succeeded"]})
+    backend.append(warehouse.table_path("gold", "runs"), runs, "test-runs", 0)
+
+    root = str(warehouse.root)
+    assert main(["check", "--warehouse", root]) == 0
+    out = capsys.readouterr().out
+    assert "run q-run" in out and "9 suites" in out and " 0 failed\n" in out + "\n"
+
+    # A routed tuple on a worker that does not exist (worker = W).
+    routed_path = warehouse.table_path("silver", "routed")
+    routed = backend.read(routed_path).to_pandas()
+    bad = routed.iloc[[0]].assign(worker=W, tuple_index=99)
+    backend.append(routed_path, bad.astype(routed.dtypes.to_dict()), "corrupt", 0)
+    assert main(["check", "--warehouse", root, "--run-id", "q-run"]) == 1
+    out = capsys.readouterr().out
+    assert "silver.routed" in out and "expect_column_values_to_be_between(worker)" in out
+    assert f"[{W}]" in out  # the observed value
+    assert "expect_column_pair_values_to_be_equal(silver_count = gold_count)" in out
+
+
+def test_gate_fails_the_main_job_naming_the_expectation(spark, tmp_path, capsys):
+    overlay = tmp_path / "strict.yaml"
+    overlay.write_text("quality:\n  min_count: 1000000\n")
+    warehouse = tmp_path / "lakehouse"
+    args = ["run", "--source", "COUNTRY_SKEW_R80", "--messages", "300", "--partitions", "2",
+            "--workers", str(W), "--grouping", "KEY", "--warehouse", str(warehouse)]  # fmt: skip
+    assert main([*args, "--config", str(overlay)]) == 2
+    err = capsys.readouterr().err
+    assert "silver failed its checks: silver.routed: " in err
+    assert "expect_column_values_to_be_between(count)" in err
+    runs = DeltaRsBackend().read(Warehouse(warehouse).table_path("gold", "runs")).to_pandas()
+    assert runs["status"].tolist() == ["failed"]
+    assert main(["check", "--warehouse", str(warehouse), "--config", str(overlay)]) == 1
+    capsys.readouterr()
+    # Without the gates the same job finishes; the default thresholds then pass.
+    assert main([*args, "--config", str(overlay), "--skip-checks"]) == 0
+    assert main(["check", "--warehouse", str(warehouse)]) == 0
+    runs = DeltaRsBackend().read(Warehouse(warehouse).table_path("gold", "runs")).to_pandas()
+    assert runs["status"].tolist() == ["succeeded"]

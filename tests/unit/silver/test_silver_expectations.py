@@ -1,0 +1,109 @@
+"""Silver's suites on hand-made frames: a good frame passes, each broken rule is named."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from pipelines.core.config import QualityConfig
+from pipelines.core.quality import validate_frame
+from silver.expectations import (
+    accounting_frame,
+    accounting_suite,
+    quarantine_suite,
+    routed_suite,
+    worker_windows_suite,
+)
+
+W = 3
+
+
+def _routed() -> pd.DataFrame:
+    return pd.DataFrame({
+        "run_id": "r", "splitter": 0, "partition": [0, 0, 0, 1], "offset": [0, 1, 1, 0],
+        "tuple_index": [0, 0, 1, 0], "key": ["a", "b", "a", "c"], "count": [1, 2, 1, 5],
+        "event_time_ms": [0, 10, 10, 20], "worker": [0, 2, 1, 0],
+    })  # fmt: skip
+
+
+def _failed(suite, frame: pd.DataFrame) -> set[tuple[str, str]]:
+    return {(f.expectation, f.column) for f in validate_frame(suite, frame, "r").failures}
+
+
+@pytest.mark.parametrize("workers", [1, 3, 8])
+def test_routed_good_frame_passes(workers):
+    frame = _routed().assign(worker=_routed()["worker"] % workers)
+    assert _failed(routed_suite(QualityConfig(), workers), frame) == set()
+
+
+@pytest.mark.parametrize(("column", "value", "expectation"), [
+    ("worker", W, "expect_column_values_to_be_between"),
+    ("worker", -1, "expect_column_values_to_be_between"),
+    ("count", 0, "expect_column_values_to_be_between"),
+    ("count", -4, "expect_column_values_to_be_between"),
+    ("key", None, "expect_column_values_to_not_be_null"),
+    ("event_time_ms", None, "expect_column_values_to_not_be_null"),
+])  # fmt: skip
+def test_routed_broken_value_is_named(column, value, expectation):
+    frame = _routed()
+    frame[column] = frame[column].astype(object)
+    frame.loc[1, column] = value
+    assert (expectation, column) in _failed(routed_suite(QualityConfig(), W), frame)
+
+
+def test_routed_tuple_twice_fails_uniqueness():
+    frame = pd.concat([_routed(), _routed().iloc[[0]]], ignore_index=True)
+    assert _failed(routed_suite(QualityConfig(), W), frame) == {
+        ("expect_compound_columns_to_be_unique", "partition, offset, tuple_index")}
+
+
+def test_observed_values_are_reported():
+    outcome = validate_frame(routed_suite(QualityConfig(), W), _routed().assign(worker=[0, 3, 1, 0]))
+    (failure,) = outcome.failures
+    assert failure.column == "worker" and "1 of 4 rows unexpected" in failure.observed
+    assert "[3]" in failure.observed
+
+
+def test_quarantine_needs_a_reason():
+    frame = pd.DataFrame({"partition": [0, 1], "offset": [5, 5], "error": ["not JSON", None]})
+    assert _failed(quarantine_suite(QualityConfig()), frame) == {
+        ("expect_column_values_to_not_be_null", "error")}
+    assert _failed(quarantine_suite(QualityConfig()), frame.fillna("empty key")) == set()
+
+
+def test_worker_windows_rules():
+    good = pd.DataFrame({"window_start_ms": [0, 0, 15_000], "worker": [0, 1, 2],
+                         "key": ["a", "a", "b"], "count": [3, 1, 2], "tuples": [2, 1, 1]})  # fmt: skip
+    suite = worker_windows_suite(QualityConfig(), W)
+    assert _failed(suite, good) == set()
+    assert _failed(suite, good.assign(worker=[0, 1, 3])) == {
+        ("expect_column_values_to_be_between", "worker")}
+    assert _failed(suite, good.assign(tuples=[2, 0, 1])) == {
+        ("expect_column_values_to_be_between", "tuples")}
+
+
+def _bronze() -> pd.DataFrame:
+    return pd.DataFrame({"partition": [0, 0, 1, 1], "offset": [0, 1, 0, 1]})
+
+
+def test_accounting_passes_when_every_message_is_routed_or_quarantined():
+    quarantine = pd.DataFrame({"partition": [1], "offset": [1], "error": ["not JSON"]})
+    frame = accounting_frame(_bronze(), _routed(), quarantine)
+    assert frame.to_dict("records") == [{"bronze_messages": 4, "routed_or_quarantined": 4,
+                                         "unaccounted_messages": 0, "unknown_messages": 0}]  # fmt: skip
+    assert _failed(accounting_suite(), frame) == set()
+
+
+def test_accounting_names_a_lost_message():
+    frame = accounting_frame(_bronze(), _routed(), None)  # (1, 1) is neither routed nor quarantined
+    assert _failed(accounting_suite(), frame) == {
+        ("expect_column_pair_values_to_be_equal", "bronze_messages = routed_or_quarantined"),
+        ("expect_column_values_to_be_between", "unaccounted_messages"),
+    }  # fmt: skip
+
+
+def test_accounting_names_a_message_bronze_never_had():
+    routed = pd.concat([_routed(), _routed().iloc[[0]].assign(partition=7)], ignore_index=True)
+    quarantine = pd.DataFrame({"partition": [1], "offset": [1], "error": ["x"]})
+    failed = _failed(accounting_suite(), accounting_frame(_bronze(), routed, quarantine))
+    assert ("expect_column_values_to_be_between", "unknown_messages") in failed
