@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from bronze.datasets.base import DatasetSpec
@@ -89,8 +90,9 @@ def drain(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Names
 def _latencies(warehouse: Warehouse, run_id: str, rounds: list[tuple[dict[int, int], float]]
                ) -> np.ndarray:  # fmt: skip
     bronze = DeltaRsBackend().read(warehouse.table_path("bronze", "raw_events"))
-    bronze = bronze.filter(pc.equal(bronze["run_id"], run_id)).to_pandas()
-    sent_ms = bronze["timestamp"].astype("int64").to_numpy() // 1_000_000
+    bronze = bronze.filter(pc.equal(bronze["run_id"], run_id))
+    sent_ms = pc.cast(bronze["timestamp"], pa.int64()).to_numpy() // 1_000  # microseconds
+    bronze = bronze.select(["partition", "offset"]).to_pandas()
     done_ms = np.array([finished for _, finished in rounds]) * 1000.0
     latency = np.empty(len(bronze))
     for partition, rows in bronze.groupby("partition").indices.items():

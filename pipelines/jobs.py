@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from bronze.stream import raw_events
 from gold.refresh import GoldSettings, refresh_gold
 from pipelines.core.paths import Warehouse
+from pipelines.core.profiling import phase_totals
 from pipelines.core.tables import read_delta_stream
 from pipelines.core.tables.base import TableBackend
 from pipelines.core.tables.sink import foreach_batch_writer
@@ -57,7 +58,8 @@ class StageTimes:
         seconds: wall-clock seconds per stage.
         profile: per streaming query, Spark's ``durationMs`` phases summed over its
             micro-batches (``addBatch`` is the foreachBatch: compute and write),
-            plus ``batches`` and ``rows`` (input rows).
+            ``batches``, ``rows`` (input rows), and the driver's share of
+            ``addBatch`` as ``driver.<phase>`` (collect, aggregate, delta_write, ...).
     """
 
     seconds: dict[str, float] = field(default_factory=dict)
@@ -73,13 +75,23 @@ class StageTimes:
 
 
 def _drain(name: str, frame: DataFrame, writer: Any, checkpoint: str, times: StageTimes) -> None:
-    started = time.monotonic()
+    started, phases_before = time.monotonic(), phase_totals()
     query = (frame.writeStream.queryName(name).foreachBatch(writer)
              .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())  # fmt: skip
     query.awaitTermination()
-    times.seconds[name] = times.seconds.get(name, 0.0) + time.monotonic() - started
-    for progress in query.recentProgress:
+    wall_s = time.monotonic() - started
+    times.seconds[name] = times.seconds.get(name, 0.0) + wall_s
+    progresses = query.recentProgress
+    for progress in progresses:
         times.add_progress(name, progress)
+    profile = times.profile.setdefault(name, {})
+    in_batches = sum(int((p.durationMs or {}).get("triggerExecution", 0)) for p in progresses)
+    # Starting the query (sources, state store, Python workers) and stopping it.
+    profile["outside_batches"] = profile.get("outside_batches", 0) + int(1000 * wall_s) - in_batches
+    for phase, seconds in phase_totals().items():
+        spent_ms = int(1000 * (seconds - phases_before.get(phase, 0.0)))
+        if spent_ms:
+            profile[f"driver.{phase}"] = profile.get(f"driver.{phase}", 0) + spent_ms
 
 
 def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, warehouse: Warehouse,

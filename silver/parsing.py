@@ -24,7 +24,8 @@ def splitter_of(partition: int, splitters: int) -> int:
 
 
 def _timestamps_ms(column: pd.Series) -> list[int]:
-    stamps = pd.to_datetime(column, utc=True)
+    # Spark hands pandas nanoseconds, Arrow tables may carry microseconds: go through ns.
+    stamps = pd.to_datetime(column, utc=True).dt.as_unit("ns")
     return (stamps.astype("int64") // 1_000_000).tolist()
 
 

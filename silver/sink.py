@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
+from pipelines.core.profiling import timed
 from pipelines.core.tables.base import TableBackend, TablePath, to_arrow
 
 if TYPE_CHECKING:
@@ -49,17 +50,19 @@ def silver_batch_writer(backend: TableBackend, routed_path: TablePath, quarantin
     def write_batch(df: DataFrame, batch_id: int) -> None:
         if not any(pending(path, batch_id) for path in paths):
             return  # a replay of a batch already in every table
-        batch = to_arrow(df)
+        with timed("collect"):  # parse and route: the whole Spark plan runs here
+            batch = to_arrow(df)
         kind = batch["record"]
         routed = batch.filter(pc.equal(kind, "tuple")).select(ROUTED_TABLE_COLUMNS)
         quarantined = batch.filter(pc.equal(kind, "quarantine")).select(QUARANTINE_COLUMNS)
-        backend.append(routed_path, routed, app_id, batch_id)
-        backend.append(quarantine_path, quarantined, app_id, batch_id)
-        if snapshots_path is not None:
-            snapshots = batch.filter(pc.equal(kind, "snapshot"))
-            snapshots = snapshots.select(["run_id", "splitter", "event_time_ms", "payload"])
-            backend.append(snapshots_path, snapshots.rename_columns(SNAPSHOT_COLUMNS), app_id,
-                           batch_id)  # fmt: skip
+        with timed("delta_write"):
+            backend.append(routed_path, routed, app_id, batch_id)
+            backend.append(quarantine_path, quarantined, app_id, batch_id)
+            if snapshots_path is not None:
+                snapshots = batch.filter(pc.equal(kind, "snapshot"))
+                snapshots = snapshots.select(["run_id", "splitter", "event_time_ms", "payload"])
+                backend.append(snapshots_path, snapshots.rename_columns(SNAPSHOT_COLUMNS), app_id,
+                               batch_id)  # fmt: skip
         logger.info("silver batch %d: %d routed, %d quarantined", batch_id, routed.num_rows,
                     quarantined.num_rows)  # fmt: skip
 

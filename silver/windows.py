@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from pipelines.core.profiling import timed
 from pipelines.core.tables.base import TableBackend, TablePath
 
 __all__ = ["WINDOW_KEYS", "worker_window_partials", "worker_windows_writer"]
@@ -39,7 +40,12 @@ def worker_windows_writer(backend: TableBackend, path: TablePath, app_id: str, w
         last = backend.transaction_version(path, app_id)
         if last is not None and last >= batch_id:
             return
-        partials = worker_window_partials(df.toPandas(), window_ms)
-        backend.merge(path, partials, WINDOW_KEYS, app_id, batch_id, accumulate=("count", "tuples"))
+        with timed("collect"):
+            routed = df.toPandas()
+        with timed("aggregate"):
+            partials = worker_window_partials(routed, window_ms)
+        with timed("delta_merge"):
+            backend.merge(path, partials, WINDOW_KEYS, app_id, batch_id,
+                          accumulate=("count", "tuples"))  # fmt: skip
 
     return write_batch

@@ -18,6 +18,7 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
+from pipelines.core.profiling import timed
 from pipelines.core.tables.base import TableData, TableError, TablePath, as_nullable, to_arrow
 
 __all__ = ["DeltaRsBackend"]
@@ -107,20 +108,22 @@ class DeltaRsBackend:
         if self._already_written(table, app_id, batch_id):
             return False
         # Convert only after the check: a replayed Spark batch is never computed.
-        arrow = to_arrow(data)
+        with timed("collect"):
+            arrow = to_arrow(data)
         if arrow.num_rows == 0:
             if table is None:
                 self.create_if_missing(path, arrow.schema, partition_by)
             return False
         try:
-            write_deltalake(
-                table if table is not None else str(path),
-                arrow,
-                mode="append",
-                partition_by=list(partition_by) if partition_by and table is None else None,
-                storage_options=self._storage if table is None else None,
-                commit_properties=_commit(app_id, batch_id),
-            )
+            with timed("delta_write"):
+                write_deltalake(
+                    table if table is not None else str(path),
+                    arrow,
+                    mode="append",
+                    partition_by=list(partition_by) if partition_by and table is None else None,
+                    storage_options=self._storage if table is None else None,
+                    commit_properties=_commit(app_id, batch_id),
+                )
         except Exception as exc:  # delta-rs raises many unrelated types
             raise TableError(
                 f"append of batch {batch_id} ({app_id}) to {path} failed: {exc}"
@@ -175,7 +178,8 @@ class DeltaRsBackend:
                 commit_properties=_commit(app_id, batch_id),
             )
             merger = merger.when_matched_update(updates) if accumulate else merger.when_matched_update_all()
-            metrics = merger.when_not_matched_insert_all().execute()
+            with timed("delta_merge"):
+                metrics = merger.when_not_matched_insert_all().execute()
         except Exception as exc:  # delta-rs raises many unrelated types
             raise TableError(
                 f"merge of batch {batch_id} ({app_id}) into {path} failed: {exc}"
