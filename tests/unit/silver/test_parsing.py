@@ -1,0 +1,50 @@
+"""Bronze rows -> parsed tuples or quarantine rows, without Spark."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from silver.parsing import parse_raw_events
+
+NOW = 1_767_225_600_000
+
+
+def _raw(payloads: list[bytes], unit: str) -> pd.DataFrame:
+    stamps = pa.array([NOW * 1000 + 123] * len(payloads), pa.timestamp("us", tz="UTC"))
+    frame = pa.table({
+        "run_id": ["r"] * len(payloads), "partition": pa.array(range(len(payloads)), pa.int32()),
+        "offset": pa.array([7] * len(payloads), pa.int64()), "timestamp": stamps,
+        "value": payloads,
+    }).to_pandas()  # fmt: skip
+    frame["timestamp"] = frame["timestamp"].dt.as_unit(unit)
+    return frame
+
+
+def _keyed(key, count=1, timestamp=NOW) -> bytes:
+    return json.dumps({"key": key, "count": count, "timestamp": timestamp}).encode()
+
+
+@pytest.mark.parametrize("unit", ["ns", "us", "ms"])
+@pytest.mark.parametrize("source", ["ZIPF", "TWITTER_TICKER"])
+def test_every_message_gives_its_tuples_or_one_quarantine_row(unit, source):
+    tweet = json.dumps({"created_at": NOW, "text": "$AAPL up, $TSLA down"}).encode()
+    good = _keyed("k", 3) if source == "ZIPF" else tweet
+    payloads = [good, b"\xff", b"{}", _keyed("", 1), _keyed("k", -2), _keyed("k", True),
+                _keyed("k", 1, NOW + 400 * 24 * 3600 * 1000)]  # fmt: skip
+    parsed = parse_raw_events(_raw(payloads, unit), source, splitters=2)
+    tuples = parsed[parsed["error"].isna()]
+    expected = [("k", 3)] if source == "ZIPF" else [("AAPL", 1), ("TSLA", 1)]
+    assert list(zip(tuples["key"], tuples["count"], strict=True)) == expected
+    assert (tuples["event_time_ms"] == NOW).all()
+    assert tuples["tuple_index"].tolist() == list(range(len(expected)))
+    errors = parsed[parsed["error"].notna()]
+    assert errors["partition"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert errors["payload"].tolist() == payloads[1:]
+    assert errors["splitter"].tolist() == [p % 2 for p in range(1, 7)]
+    if source == "ZIPF":
+        assert errors["error"].tolist() == ["not_utf8", "missing_field:key", "empty_key",
+                                            "bad_count", "bad_count", "timestamp_out_of_range"]  # fmt: skip
