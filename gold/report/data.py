@@ -42,9 +42,10 @@ class ReportData:
         worker_load: Per run: ``tuples[w]`` summed over ``gold.worker_load`` windows.
         imbalance: Per run: ``window_start_ms`` and ``imbalance`` of each window.
         dist_cost: Per run: cumulative ``imbalance`` and ``dist_cost``.
-        hot_keys: Per run: ``keys`` (at most :data:`MAX_HOT_KEYS`), each with
-            ``as_of_ms`` and ``pool_size`` (the largest pool any splitter gave the
-            key at that event time), and ``total_keys``, how many keys were hot.
+        hot_keys: Per run: ``keys`` (at most :data:`MAX_HOT_KEYS`: largest pools
+            first, then largest estimated share), each with ``as_of_ms`` and
+            ``pool_size`` (the largest pool any splitter gave the key at that
+            event time), and ``total_keys``, how many keys were hot.
     """
 
     summary: list[dict[str, Any]]
@@ -140,6 +141,14 @@ def _imbalance(summary: pd.DataFrame, metrics: pd.DataFrame) -> list[dict[str, A
     return out
 
 
+def _hottest(rows: pd.DataFrame) -> pd.Series:
+    """Keys by largest pool, then largest estimated share, then name (a stable order)."""
+    share = rows["estimated_share"] if "estimated_share" in rows.columns else 0.0
+    peak = (rows.assign(share=pd.to_numeric(share).fillna(0.0)).groupby("key")
+            .agg(pool_size=("pool_size", "max"), share=("share", "max")).reset_index())  # fmt: skip
+    return peak.sort_values(["pool_size", "share", "key"], ascending=[False, False, True])["key"]
+
+
 def _hot_keys(summary: pd.DataFrame, hot: pd.DataFrame | None) -> list[dict[str, Any]]:
     out = []
     for run_id, label in summary[["run_id", "label"]].itertuples(index=False):
@@ -147,8 +156,7 @@ def _hot_keys(summary: pd.DataFrame, hot: pd.DataFrame | None) -> list[dict[str,
         keys: list[dict[str, Any]] = []
         if len(rows):
             pools = rows.groupby(["key", "as_of_ms"])["pool_size"].max().reset_index()
-            peak = pools.groupby("key")["pool_size"].max().reset_index()
-            top = peak.sort_values(["pool_size", "key"], ascending=[False, True])["key"]
+            top = _hottest(rows)
             for key in top.head(MAX_HOT_KEYS):
                 series = pools[pools["key"] == key].sort_values("as_of_ms")
                 keys.append({"key": str(key), "as_of_ms": [int(v) for v in series["as_of_ms"]],

@@ -231,3 +231,15 @@ def test_repeated_labels_are_told_apart_and_runs_without_metrics_left_out():
     same = metrics.assign(workers=3)
     labels = [r["label"] for r in build_report_data(same, gold["worker_load"], runs).summary]
     assert labels == ["KEY W=3 (run-key)", "KEY W=3 (run-dkg)"]
+
+
+def test_at_most_eight_hot_keys_are_drawn_largest_pool_then_hottest_first():
+    gold = _gold_frames()
+    keys = [f"k{i}" for i in range(10)]
+    hot = pd.DataFrame({"run_id": "run-dkg", "splitter": 0, "as_of_ms": 30_000, "key": keys,
+                        "pool_size": [2] * 9 + [3],
+                        "estimated_share": [i / 100 for i in range(10)]})  # fmt: skip
+    data = build_report_data(gold["distribution_metrics"], gold["worker_load"], gold["runs"], hot)
+    run = {r["run_id"]: r for r in data.hot_keys}["run-dkg"]
+    assert run["total_keys"] == 10
+    assert [k["key"] for k in run["keys"]] == ["k9", "k8", "k7", "k6", "k5", "k4", "k3", "k2"]
