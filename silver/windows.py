@@ -10,12 +10,19 @@ window behind.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
+from pyspark.sql import functions as F
 
 from pipelines.core.profiling import timed
 from pipelines.core.tables.base import TableBackend, TablePath
 
-__all__ = ["WINDOW_KEYS", "worker_window_partials", "worker_windows_writer"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["WINDOW_KEYS", "aggregate_worker_windows", "worker_window_partials",
+           "worker_windows_writer"]  # fmt: skip
 
 WINDOW_KEYS = ["run_id", "window_start_ms", "worker", "key"]
 
@@ -33,6 +40,21 @@ def worker_window_partials(routed: pd.DataFrame, window_ms: int) -> pd.DataFrame
     return partials.astype({"worker": "int32", "count": "int64", "tuples": "int64"})
 
 
+def aggregate_worker_windows(routed: DataFrame, window_ms: int) -> DataFrame:
+    """:func:`worker_window_partials` in Spark: only the partials reach the driver.
+
+    A micro-batch holds far fewer (window, worker, key) partials than tuples, so
+    reducing before collecting spares the driver most of the transfer.
+    """
+    start = (F.floor(F.col("event_time_ms") / window_ms) * window_ms).cast("long")
+    partials = routed.groupBy("run_id", start.alias("window_start_ms"), "worker", "key").agg(
+        F.sum("count").cast("long").alias("count"), F.count(F.lit(1)).alias("tuples")
+    )
+    # Same column order as the pandas partials, which created existing tables.
+    end = (F.col("window_start_ms") + window_ms).alias("window_end_ms")
+    return partials.select(*WINDOW_KEYS, "count", "tuples", end)
+
+
 def worker_windows_writer(backend: TableBackend, path: TablePath, app_id: str, window_ms: int):
     """The ``foreachBatch`` function of the worker-windows query."""
 
@@ -41,9 +63,7 @@ def worker_windows_writer(backend: TableBackend, path: TablePath, app_id: str, w
         if last is not None and last >= batch_id:
             return
         with timed("collect"):
-            routed = df.toPandas()
-        with timed("aggregate"):
-            partials = worker_window_partials(routed, window_ms)
+            partials = aggregate_worker_windows(df, window_ms).toArrow()
         with timed("delta_merge"):
             backend.merge(path, partials, WINDOW_KEYS, app_id, batch_id,
                           accumulate=("count", "tuples"))  # fmt: skip
