@@ -7,10 +7,9 @@ Two measurements on one local broker and one Spark session:
   run: one process reading the same topic with librdkafka and doing nothing else
   (the ingest ceiling of this machine).
 - ``live``: a producer writes N messages at ``--rate`` messages/s, stamped with
-  the wall-clock time they were sent, while the job runs round after round
-  (each round drains every stage and refreshes gold). A message's latency is
-  the end of the first round whose frozen Kafka end offsets include it minus
-  its send time: an upper bound on produce-to-gold latency.
+  the wall-clock time they were sent, while every stage runs continuously and
+  gold is refreshed every ``--gold-every`` seconds. A message's latency is the
+  end of the first gold refresh that covers its offset minus its send time.
 
 Usage: ``python bench/pipeline_bench.py [--messages 1000000] [--rate 60000] [--mode both]``
 """
@@ -33,6 +32,7 @@ import pyarrow.compute as pc
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
+from pipelines.continuous import GoldRefresh, run_continuous
 from pipelines.core.broker import LocalBroker, end_offsets, topic_exists
 from pipelines.core.kafka_source import read_kafka_stream
 from pipelines.core.paths import Warehouse
@@ -87,55 +87,84 @@ def drain(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Names
             "producer_msg_per_s": round(produce_rate), **_profile(times)}  # fmt: skip
 
 
-def _latencies(warehouse: Warehouse, run_id: str, rounds: list[tuple[dict[int, int], float]]
-               ) -> np.ndarray:  # fmt: skip
+def _reached_gold(warehouse: Warehouse, run_id: str, refreshes: list[GoldRefresh]
+                  ) -> list[tuple[dict[int, int], float]]:  # fmt: skip
+    """Per gold refresh: the highest offset per partition it covered, and when it finished."""
+    from deltalake import DeltaTable
+
+    path = str(warehouse.table_path("silver", "routed"))
+    covered: dict[int, dict[int, int]] = {}
+    result = []
+    for refresh in refreshes:
+        version = refresh.silver_version
+        if version is None:
+            continue
+        if version not in covered:
+            rows = DeltaTable(path, version=version).to_pyarrow_table(columns=["run_id", "partition", "offset"])
+            rows = rows.filter(pc.equal(rows["run_id"], run_id))
+            maxima = rows.group_by("partition").aggregate([("offset", "max")]).to_pylist()
+            covered[version] = {int(r["partition"]): int(r["offset_max"]) for r in maxima}
+        result.append((covered[version], refresh.finished_at))
+    return result
+
+
+def _latencies(warehouse: Warehouse, run_id: str, reached: list[tuple[dict[int, int], float]]
+               ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Each bronze message's send time and its produce-to-gold latency (ms), in send order."""
     bronze = DeltaRsBackend().read(warehouse.table_path("bronze", "raw_events"))
     bronze = bronze.filter(pc.equal(bronze["run_id"], run_id))
     sent_ms = pc.cast(bronze["timestamp"], pa.int64()).to_numpy() // 1_000  # microseconds
-    bronze = bronze.select(["partition", "offset"]).to_pandas()
-    done_ms = np.array([finished for _, finished in rounds]) * 1000.0
-    latency = np.empty(len(bronze))
-    for partition, rows in bronze.groupby("partition").indices.items():
-        ends = np.array([offsets.get(int(partition), 0) for offsets, _ in rounds])
-        first_round = np.searchsorted(ends, bronze["offset"].to_numpy()[rows], side="right")
-        latency[rows] = done_ms[first_round] - sent_ms[rows]
-    return latency
+    frame = bronze.select(["partition", "offset"]).to_pandas()
+    done_ms = np.array([finished for _, finished in reached] + [np.nan]) * 1000.0
+    latency = np.full(len(frame), np.nan)
+    for partition, rows in frame.groupby("partition").indices.items():
+        highest = np.array([offsets.get(int(partition), -1) for offsets, _ in reached])
+        highest = np.maximum.accumulate(highest)  # gold only grows
+        first = np.searchsorted(highest, frame["offset"].to_numpy()[rows], side="left")
+        latency[rows] = done_ms[first] - sent_ms[rows]
+    order = np.argsort(sent_ms, kind="stable")
+    return sent_ms[order], latency[order]
+
+
+def _windows_tuples(warehouse: Warehouse, run_id: str) -> int:
+    backend, path = DeltaRsBackend(), warehouse.table_path("silver", "worker_windows")
+    if backend.version(path) is None:
+        return 0
+    table = backend.read(path)
+    return int(pc.sum(table.filter(pc.equal(table["run_id"], run_id))["tuples"]).as_py() or 0)
 
 
 def live(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Namespace) -> dict[str, Any]:
-    """Produce at a fixed rate while the job runs in rounds; latency per message."""
+    """Produce at a fixed rate while every stage runs continuously; latency per message."""
     topic, run_id = "bench-live", "bench-live"
     spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
     speed = args.rate / spec.rate  # event time runs this much faster than the wall clock
     producer = threading.Thread(target=produce, daemon=True, args=(
         make_dataset(spec), bootstrap, topic, args.partitions, speed, None, 10_000, True))  # fmt: skip
-    started = time.monotonic()
+    started = time.time()
     producer.start()
     while not topic_exists(bootstrap, topic):
         time.sleep(0.1)
-    rounds: list[tuple[dict[int, int], float]] = []
-    times = StageTimes()
-    while True:
-        frozen = end_offsets(bootstrap, topic)
-        kafka_rows = read_kafka_stream(spark, bootstrap, topic, "earliest", args.max_offsets)
-        round_times = run_finite(spark, kafka_rows, _spec(run_id, args.workers, args.partitions,
-                                                          args.grouping), warehouse, DeltaRsBackend())  # fmt: skip
-        rounds.append((frozen, time.time()))
-        for stage, seconds in round_times.seconds.items():
-            times.seconds[stage] = times.seconds.get(stage, 0.0) + seconds
-        for stage, phases in round_times.profile.items():
-            for phase, value in phases.items():
-                times.profile.setdefault(stage, {})[phase] = times.profile.get(stage, {}).get(phase, 0) + value
-        logger.info("round %d: %d messages in gold", len(rounds), sum(frozen.values()))
-        if not producer.is_alive() and sum(frozen.values()) >= args.messages:
-            break
-    seconds = time.monotonic() - started
-    latency = _latencies(warehouse, run_id, rounds)
-    return {"messages": args.messages, "target_rate": args.rate, "rounds": len(rounds),
+    refreshes: list[GoldRefresh] = []
+    kafka_rows = read_kafka_stream(spark, bootstrap, topic, "earliest", args.max_offsets)
+    times = run_continuous(
+        spark, kafka_rows, _spec(run_id, args.workers, args.partitions, args.grouping), warehouse,
+        DeltaRsBackend(), lambda: _windows_tuples(warehouse, run_id) >= args.messages,
+        trigger_s=args.trigger, gold_every_s=args.gold_every, on_refresh=refreshes.append,
+    )  # fmt: skip
+    seconds = refreshes[-1].finished_at - started
+    sent, latency = _latencies(warehouse, run_id, _reached_gold(warehouse, run_id, refreshes))
+    quarter = len(latency) // 4
+
+    def percentiles(values: np.ndarray) -> dict[str, int]:
+        return {f"p{q}": round(float(np.nanpercentile(values, q))) for q in (50, 99)}
+
+    return {"messages": args.messages, "target_rate": args.rate, "gold_refreshes": len(refreshes),
             "seconds": round(seconds, 1), "sustained_msg_per_s": round(args.messages / seconds),
-            "latency_ms": {"p50": round(float(np.percentile(latency, 50))),
-                           "p99": round(float(np.percentile(latency, 99))),
-                           "max": round(float(latency.max()))},
+            "produce_span_s": round(float(sent[-1] - sent[0]) / 1000, 1),
+            "latency_ms": {**percentiles(latency), "max": round(float(np.nanmax(latency))),
+                           "first_quarter": percentiles(latency[:quarter]),
+                           "last_quarter": percentiles(latency[-quarter:])},
             **_profile(times)}  # fmt: skip
 
 
@@ -149,6 +178,8 @@ def main() -> None:
     parser.add_argument("--grouping", default="DYNAMIC_KEY")
     parser.add_argument("--max-offsets", type=int, default=250_000, help="per bronze micro-batch")
     parser.add_argument("--mode", choices=("drain", "live", "both"), default="both")
+    parser.add_argument("--trigger", type=float, default=1.0, help="live: seconds per trigger")
+    parser.add_argument("--gold-every", type=float, default=2.0, help="live: seconds between gold refreshes")
     parser.add_argument("--output", type=Path, default=Path("bench/results/pipeline.json"))
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

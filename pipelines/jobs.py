@@ -29,7 +29,16 @@ from silver.sink import silver_batch_writer
 from silver.stream import route_stream
 from silver.windows import worker_windows_writer
 
-__all__ = ["RunSpec", "StageTimes", "run_finite"]
+__all__ = [
+    "STAGES",
+    "RunSpec",
+    "Stage",
+    "StageTimes",
+    "build_stage",
+    "gold_settings",
+    "run_finite",
+    "stage_output",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +103,63 @@ def _drain(name: str, frame: DataFrame, writer: Any, checkpoint: str, times: Sta
             profile[f"driver.{phase}"] = profile.get(f"driver.{phase}", 0) + spent_ms
 
 
+@dataclass(frozen=True)
+class Stage:
+    """One streaming query of a run: what it reads, how it writes, where it checkpoints."""
+
+    name: str
+    frame: DataFrame
+    writer: Any
+    checkpoint: str
+
+
+_OUTPUTS = {"bronze": ("bronze", "raw_events"), "silver": ("silver", "routed"),
+            "worker_windows": ("silver", "worker_windows")}  # fmt: skip
+
+
+def stage_output(name: str, warehouse: Warehouse) -> str:
+    """The table a stage writes: the next stage's input."""
+    return str(warehouse.table_path(*_OUTPUTS[name]))
+
+
+def _tables(warehouse: Warehouse) -> dict[str, str]:
+    return {name: str(warehouse.table_path(layer, name)) for layer, name in
+            (("bronze", "raw_events"), ("silver", "routed"), ("silver", "quarantine"),
+             ("silver", "routing_snapshots"), ("silver", "worker_windows"))}  # fmt: skip
+
+
+def build_stage(name: str, spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec,
+                warehouse: Warehouse, backend: TableBackend) -> Stage:  # fmt: skip
+    """The ``bronze``, ``silver`` or ``worker_windows`` query (its input table must exist)."""
+    tables = _tables(warehouse)
+    checkpoint = str(warehouse.checkpoint(f"{spec.run_id}-{name.removeprefix('worker_')}"))
+    this_run = F.col("run_id") == spec.run_id
+    if name == "bronze":
+        writer = foreach_batch_writer(backend, tables["raw_events"], f"{spec.run_id}-bronze")
+        return Stage(name, raw_events(kafka_rows, spec.run_id), writer, checkpoint)
+    if name == "silver":
+        # A bounded number of commits per micro-batch keeps each batch's memory bounded.
+        bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=8)
+        routed = route_stream(bronze.where(this_run), spec.source_type, spec.splitters,
+                              spec.grouping, spec.workers, spec.params)  # fmt: skip
+        writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
+                                     f"{spec.run_id}-silver", tables["routing_snapshots"])  # fmt: skip
+        return Stage(name, routed, writer, checkpoint)
+    silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8)
+    writer = worker_windows_writer(backend, tables["worker_windows"], f"{spec.run_id}-windows",
+                                   spec.worker_window_ms)  # fmt: skip
+    return Stage(name, silver_rows.where(this_run), writer, checkpoint)
+
+
+STAGES = ("bronze", "silver", "worker_windows")
+
+
+def gold_settings(spec: RunSpec) -> GoldSettings:
+    """What the gold refresh needs to know about the run."""
+    return GoldSettings(spec.run_id, spec.workers, spec.grouping, dict(spec.params),
+                        spec.aggregation_window_ms, spec.process_ms, spec.speed)  # fmt: skip
+
+
 def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, warehouse: Warehouse,
                backend: TableBackend,
                after_stage: Callable[[str], None] | None = None) -> StageTimes:  # fmt: skip
@@ -111,36 +177,14 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
     """
     times = StageTimes()
     done = after_stage or (lambda layer: None)
-    tables = {name: str(warehouse.table_path(layer, name)) for layer, name in
-              (("bronze", "raw_events"), ("silver", "routed"), ("silver", "quarantine"),
-               ("silver", "routing_snapshots"), ("silver", "worker_windows"))}  # fmt: skip
-
-    def checkpoint(query: str) -> str:
-        return str(warehouse.checkpoint(f"{spec.run_id}-{query}"))
-
-    bronze_writer = foreach_batch_writer(backend, tables["raw_events"], f"{spec.run_id}-bronze")
-    _drain("bronze", raw_events(kafka_rows, spec.run_id), bronze_writer, checkpoint("bronze"), times)
-    done("bronze")
-
-    this_run = F.col("run_id") == spec.run_id
-    # A bounded number of commits per micro-batch keeps each batch's memory bounded.
-    bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=8).where(this_run)
-    routed = route_stream(bronze, spec.source_type, spec.splitters, spec.grouping, spec.workers,
-                          spec.params)  # fmt: skip
-    silver_writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
-                                        f"{spec.run_id}-silver", tables["routing_snapshots"])  # fmt: skip
-    _drain("silver", routed, silver_writer, checkpoint("silver"), times)
-
-    windows_writer = worker_windows_writer(backend, tables["worker_windows"],
-                                           f"{spec.run_id}-windows", spec.worker_window_ms)  # fmt: skip
-    silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8).where(this_run)
-    _drain("worker_windows", silver_rows, windows_writer, checkpoint("windows"), times)
-    done("silver")
+    for name in STAGES:
+        stage = build_stage(name, spark, kafka_rows, spec, warehouse, backend)
+        _drain(stage.name, stage.frame, stage.writer, stage.checkpoint, times)
+        if name != "silver":  # silver is whole once its worker windows are written
+            done("bronze" if name == "bronze" else "silver")
 
     started = time.monotonic()
-    settings = GoldSettings(spec.run_id, spec.workers, spec.grouping, dict(spec.params),
-                            spec.aggregation_window_ms, spec.process_ms, spec.speed)  # fmt: skip
-    refresh_gold(backend, warehouse, settings, times.seconds.get("silver", 0.0))
+    refresh_gold(backend, warehouse, gold_settings(spec), times.seconds.get("silver", 0.0))
     times.seconds["gold"] = time.monotonic() - started
     done("gold")
     logger.info("run %s stages: %s", spec.run_id, times.seconds)

@@ -1,0 +1,131 @@
+"""Continuous mode: the medallion's queries run side by side while messages arrive.
+
+The bronze, silver and worker-window queries run at once on processing-time
+triggers, each from its own checkpoint, and gold is refreshed every few seconds
+from what silver holds. Sinks are the finite run's (idempotent per micro-batch),
+so stopping at any point and resuming, in either mode, loses and repeats nothing.
+A query starts once its input table exists (the previous stage's first batch).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from gold.refresh import refresh_gold
+from pipelines.core.paths import Warehouse
+from pipelines.core.tables.base import TableBackend
+from pipelines.jobs import (
+    STAGES,
+    RunSpec,
+    Stage,
+    StageTimes,
+    build_stage,
+    gold_settings,
+    stage_output,
+)
+
+__all__ = ["GoldRefresh", "run_continuous"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GoldRefresh:
+    """One gold refresh: when it finished, and how far the worker windows had read silver.
+
+    Attributes:
+        finished_at: wall-clock time (``time.time()``) the refresh finished.
+        silver_version: the ``silver.routed`` version the worker-window query had
+            processed when the refresh began; everything up to it is in gold.
+    """
+
+    finished_at: float
+    silver_version: int | None
+
+
+def _processed_version(query: StreamingQuery | None) -> int | None:
+    progress = query.lastProgress if query is not None else None
+    if progress is None or not progress.sources:
+        return None
+    end = progress.sources[0].endOffset
+    end = json.loads(end) if isinstance(end, str) else end  # offsets arrive as JSON text
+    return int(end["version"]) if isinstance(end, dict) and "version" in end else None
+
+
+def _start(stage: Stage, trigger_s: float) -> StreamingQuery:
+    return (stage.frame.writeStream.queryName(stage.name).foreachBatch(stage.writer)
+            .option("checkpointLocation", stage.checkpoint)
+            .trigger(processingTime=f"{trigger_s} seconds").start())  # fmt: skip
+
+
+def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, warehouse: Warehouse,
+                   backend: TableBackend, finished: Callable[[], bool], trigger_s: float = 1.0,
+                   gold_every_s: float = 2.0,
+                   on_refresh: Callable[[GoldRefresh], None] | None = None) -> StageTimes:  # fmt: skip
+    """Run every stage at once until ``finished()`` says so after a gold refresh.
+
+    Args:
+        spark: the session.
+        kafka_rows: a streaming DataFrame with Kafka's columns.
+        spec: the run.
+        warehouse: where tables and checkpoints live.
+        backend: the Delta backend.
+        finished: asked after each gold refresh; True stops the run.
+        trigger_s: processing-time trigger of each query.
+        gold_every_s: pause between gold refreshes.
+        on_refresh: told about each gold refresh (latency measurement, progress).
+
+    Returns:
+        Spark's phase profile per query, as the finite run gives it.
+    """
+    queries: dict[str, StreamingQuery] = {}
+    times = StageTimes()
+    started = time.monotonic()
+    try:
+        while True:
+            _start_ready_stages(spark, kafka_rows, spec, warehouse, backend, queries, trigger_s)
+            _raise_if_failed(queries)
+            time.sleep(gold_every_s)
+            windows = queries.get("worker_windows")
+            refresh = GoldRefresh(time.time(), _processed_version(windows))
+            if windows is not None:
+                refresh_gold(backend, warehouse, gold_settings(spec), time.monotonic() - started)
+                refresh = GoldRefresh(time.time(), refresh.silver_version)
+                if on_refresh is not None:
+                    on_refresh(refresh)
+                if finished():
+                    break
+    finally:
+        for name, query in queries.items():
+            query.stop()
+            for progress in query.recentProgress:
+                times.add_progress(name, progress)
+    times.seconds["total"] = time.monotonic() - started
+    return times
+
+
+def _start_ready_stages(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec,
+                        warehouse: Warehouse, backend: TableBackend,
+                        queries: dict[str, StreamingQuery], trigger_s: float) -> None:  # fmt: skip
+    for previous, name in zip((None, *STAGES), STAGES, strict=False):
+        if name in queries:
+            continue
+        if previous is not None and backend.version(stage_output(previous, warehouse)) is None:
+            return  # its input table has no commit yet
+        queries[name] = _start(build_stage(name, spark, kafka_rows, spec, warehouse, backend),
+                               trigger_s)  # fmt: skip
+        logger.info("started the %s query of run %s", name, spec.run_id)
+
+
+def _raise_if_failed(queries: dict[str, StreamingQuery]) -> None:
+    for query in queries.values():
+        error = query.exception()
+        if error is not None:
+            raise error
