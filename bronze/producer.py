@@ -40,7 +40,7 @@ def produce(dataset: Dataset, bootstrap: str, topic: str, partitions: int,
     check_reachable(bootstrap)
     ensure_topic(bootstrap, topic, partitions)
     producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, batch_size=1 << 20,
-                             max_request_size=16 << 20, acks=1,
+                             max_request_size=16 << 20, acks=1, enable_idempotence=False,
                              client_id="dkg-producer")  # fmt: skip
     written, started, first_event = 0, time.monotonic(), None
     try:

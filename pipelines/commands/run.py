@@ -9,6 +9,7 @@ and where the tables are. The seed launcher's arguments are options.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,22 @@ def _speed(text: str | None) -> float | None:
     return value
 
 
+def _with_progress(spark: Any, request: Any, job: Callable[[], list[dict[str, Any]]]
+                   ) -> list[dict[str, Any]]:  # fmt: skip
+    """Run ``job`` with one listener reporting every streaming query's progress."""
+    from pipelines.core.broker import end_offsets
+    from pipelines.stream_progress import StreamProgressListener
+
+    listener = StreamProgressListener(
+        kafka_end=lambda: sum(end_offsets(request.bootstrap, request.topic).values()))
+    spark.streams.addListener(listener)
+    try:
+        return job()
+    finally:
+        listener.wait_idle()
+        spark.streams.removeListener(listener)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the main job and print one metrics row per grouping."""
     from pipelines.core.broker import LocalBroker
@@ -84,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
         with ProgressReporter(spec.messages, unit="msg") as progress:
             ensure_topic_has(request, lambda n: progress.update_to(n, f"producing {topic}"))
         spark = build_spark(app_name="dkg-run", master=args.master or "local[2]")
-        rows = run_groupings(spark, request, warehouse, DeltaRsBackend())
+        rows = _with_progress(spark, request,
+                              lambda: run_groupings(spark, request, warehouse, DeltaRsBackend()))
     finally:
         if broker is not None:
             broker.stop()
