@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from pipelines.commands.common import positive_int, speed_factor, topic_name
 from pipelines.commands.kafka import DEFAULT_RUN_DIR
 from pipelines.commands.simulate import add_dataset_options, dataset_spec
 
@@ -18,9 +19,9 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )  # fmt: skip
     add_dataset_options(parser)
-    parser.add_argument("--topic", required=True, help="topic to write (created if missing)")
-    parser.add_argument("--partitions", type=int, default=4, help="partitions of a new topic")
-    parser.add_argument("--speed", type=float,
+    parser.add_argument("--topic", type=topic_name, required=True, help="topic to write (created if missing)")
+    parser.add_argument("--partitions", type=positive_int, default=4, help="partitions of a new topic")
+    parser.add_argument("--speed", type=speed_factor,
                         help="event time runs this many times faster than real time "
                         "(default: as fast as possible)")  # fmt: skip
     parser.add_argument("--bootstrap-servers", help="Kafka to write to (default: the local broker)")

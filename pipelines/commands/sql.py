@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipelines.commands.common import UsageError, format_table
+from pipelines.commands.common import UsageError, format_table, non_negative_int
 
 __all__ = ["add_parser", "run"]
 
@@ -22,7 +22,7 @@ def add_parser(subparsers: Any) -> None:
     )  # fmt: skip
     parser.add_argument("query", help='e.g. "SELECT * FROM gold.distribution_metrics"')
     parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
-    parser.add_argument("--limit", type=int, default=100, help="rows to print at most")
+    parser.add_argument("--limit", type=non_negative_int, default=100, help="rows to print at most")
     parser.add_argument("--json", action="store_true", help="print rows as JSON")
     parser.add_argument("--master", default="local[2]", help="Spark master URL")
     parser.set_defaults(handler=run)
