@@ -9,16 +9,17 @@ line when the work ends.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import TextIO
+from typing import Any, TextIO
 
 from tqdm import tqdm
 
-__all__ = ["ProgressReporter"]
+__all__ = ["ProgressReporter", "offset_total"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,6 @@ class ProgressReporter:
         self._started = clock()
         self._logged_at: float | None = None
         self._logged_done = -1
-        self._updated = False
 
     def update_to(self, done: int, label: str | None = None, rate: float | None = None,
                   total: int | None = None, **extra: int | float | str) -> None:  # fmt: skip
@@ -67,7 +67,6 @@ class ProgressReporter:
             **extra: more figures to show, e.g. ``lag=1200``.
         """
         self.done, self.label = done, self.label if label is None else label
-        self._updated = True
         if total is not None:
             self.total = self._bar.total = total
         self.extra = ", ".join(f"{k} {_count(v) if isinstance(v, int | float) else v}"
@@ -78,8 +77,9 @@ class ProgressReporter:
                 self._bar.set_postfix_str(self.extra, refresh=False)
             self._bar.update(done - self._bar.n)
             return
-        now = self._clock()
-        if self._logged_at is None or now - self._logged_at >= self._interval:
+        # Work shorter than one interval logs nothing: it needs no progress report.
+        since = self._started if self._logged_at is None else self._logged_at
+        if self._clock() - since >= self._interval:
             self._log(rate)
 
     def _log(self, rate: float | None) -> None:
@@ -89,14 +89,19 @@ class ProgressReporter:
             rate = self.done / elapsed if elapsed > 0 else 0.0
         of = f"/{_count(self.total)}" if self.total else ""
         extra = f", {self.extra}" if self.extra else ""
-        logger.info("%s: %s%s %s, %s %s/s%s", self.label, _count(self.done), of, self.unit,
+        logger.info("%s: %s%s %s, %s %s/s%s", self.label or "progress", _count(self.done), of, self.unit,
                     _count(rate), self.unit, extra)  # fmt: skip
         self._logged_at, self._logged_done = now, self.done
 
-    def close(self) -> None:
-        """End the bar; off a terminal, log the final figures unless just logged."""
+    def close(self, failed: bool = False) -> None:
+        """End the bar; off a terminal, log the final figures after earlier lines.
+
+        Args:
+            failed: the work ended with an error; its message is what matters then.
+        """
         self._bar.close()
-        if not self._tty and self._updated and self._logged_done != self.done:
+        logged_before = self._logged_at is not None
+        if not self._tty and not failed and logged_before and self._logged_done != self.done:
             self._log(None)
 
     def __enter__(self) -> ProgressReporter:
@@ -105,4 +110,25 @@ class ProgressReporter:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        self.close(failed=exc_type is not None)
+
+
+def offset_total(offset: Any) -> int | None:
+    """Sum of the per-partition offsets in a source offset (JSON text or parsed).
+
+    Handles the project's Kafka source (``{"0": 120, "1": 118}``) and Spark's
+    own (``{"topic": {"0": 120}}``); None when there is no offset.
+    """
+    if offset is None:
+        return None
+    if isinstance(offset, str):
+        try:
+            offset = json.loads(offset)
+        except ValueError:
+            return None
+    if isinstance(offset, dict):
+        parts = [offset_total(value) for value in offset.values()]
+        return sum(p for p in parts if p is not None)
+    if isinstance(offset, int) and not isinstance(offset, bool):
+        return offset
+    return None

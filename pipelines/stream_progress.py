@@ -10,7 +10,6 @@ messages the query has processed (the batch's ``endOffset``).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -25,32 +24,11 @@ from pyspark.sql.streaming.listener import (
     StreamingQueryListener,
 )
 
-from pipelines.progress import ProgressReporter
+from pipelines.progress import ProgressReporter, offset_total
 
-__all__ = ["StreamProgressListener", "offset_total"]
+__all__ = ["StreamProgressListener"]
 
 logger = logging.getLogger(__name__)
-
-
-def offset_total(offset: Any) -> int | None:
-    """Sum of the per-partition offsets in a source offset (JSON text or parsed).
-
-    Handles the project's Kafka source (``{"0": 120, "1": 118}``) and Spark's
-    own (``{"topic": {"0": 120}}``); None when there is no offset.
-    """
-    if offset is None:
-        return None
-    if isinstance(offset, str):
-        try:
-            offset = json.loads(offset)
-        except ValueError:
-            return None
-    if isinstance(offset, dict):
-        parts = [offset_total(value) for value in offset.values()]
-        return sum(p for p in parts if p is not None)
-    if isinstance(offset, int) and not isinstance(offset, bool):
-        return offset
-    return None
 
 
 class StreamProgressListener(StreamingQueryListener):
@@ -103,7 +81,7 @@ class StreamProgressListener(StreamingQueryListener):
             reporter = self._reporters.pop(str(event.id), None)
             self._idle.notify_all()
         if reporter is not None:
-            reporter.close()
+            reporter.close(failed=event.exception is not None)
 
     def _report(self, progress: Any) -> None:
         key, name = str(progress.id), progress.name or str(progress.id)

@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.core.tables import DeltaRsBackend
     from pipelines.main_job import JobRequest, ensure_topic_has, run_groupings
     from pipelines.progress import ProgressReporter
+    from silver.groupings.registry import make_grouping
 
     if args.mode == "CLUSTER" and not (args.master or "").startswith("spark://"):
         raise UsageError("--mode CLUSTER needs --master spark://HOST:PORT")
@@ -93,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     spec = dataset_spec(args, config)
     _check_source(spec.name)
     choices = parse_grouping_choices(args.grouping, config.grouping_params)
+    for choice in choices:  # bad parameters fail here, not in a Spark task
+        make_grouping(choice.name, args.workers, choice.params)
     warehouse = Warehouse(args.warehouse)
     topic = args.topic or f"{spec.name.lower()}-{spec.messages}-s{spec.seed}"
     if args.bootstrap_servers:
