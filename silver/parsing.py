@@ -32,7 +32,8 @@ def parse_raw_events(raw: pd.DataFrame, source_type: str, splitters: int) -> pd.
 
     Every message yields either its tuples (``tuple_index`` 0, 1, ...) or exactly
     one quarantine row whose ``error`` names the reason and keeps the payload, so
-    each bronze message is accounted for.
+    each bronze message is accounted for (a null value, a Kafka tombstone, is
+    quarantined as ``null_value``).
     """
     parse = parser_for(source_type)
     rows = []
@@ -40,6 +41,9 @@ def parse_raw_events(raw: pd.DataFrame, source_type: str, splitters: int) -> pd.
         raw["run_id"], raw["partition"], raw["offset"], raw["timestamp"], raw["value"], strict=True
     ):
         base = (run_id, splitter_of(int(partition), splitters), int(partition), int(offset))
+        if value is None:  # a Kafka tombstone (null value): nothing to parse, still accounted for
+            rows.append((*base, None, None, None, None, "null_value", None))
+            continue
         try:
             tuples = parse(bytes(value), _timestamp_ms(timestamp))
         except ParseError as exc:
