@@ -53,8 +53,11 @@ class StreamProgressListener(StreamingQueryListener):
         self._rows: dict[str, int] = {}
         self._end: tuple[float, int] | None = None
         self._idle = threading.Condition()
+        self._names: dict[str, str] = {}
         self.last: dict[str, dict[str, Any]] = {}
         """Last figures per query name (batch, rows, rate, lag), for callers and tests."""
+        self.finished: list[str] = []
+        """Names of the queries that ended, in order."""
 
     def onQueryStarted(self, event: QueryStartedEvent) -> None:
         """A reporter for the new query."""
@@ -64,6 +67,7 @@ class StreamProgressListener(StreamingQueryListener):
                 None, unit="msg" if name in self._lag_queries else "rows", label=name,
                 interval_s=self._interval)  # fmt: skip
             self._rows[str(event.id)] = 0
+            self._names[str(event.id)] = name
 
     def onQueryProgress(self, event: QueryProgressEvent) -> None:
         """Report one micro-batch."""
@@ -79,6 +83,7 @@ class StreamProgressListener(StreamingQueryListener):
         """Final figures of the query."""
         with self._idle:
             reporter = self._reporters.pop(str(event.id), None)
+            self.finished.append(self._names.get(str(event.id), str(event.id)))
             self._idle.notify_all()
         if reporter is not None:
             reporter.close(failed=event.exception is not None)
@@ -111,7 +116,14 @@ class StreamProgressListener(StreamingQueryListener):
             self._end = (now, int(self._kafka_end()))
         return self._end[1]
 
-    def wait_idle(self, timeout_s: float = 5.0) -> bool:
-        """Wait until every started query has reported its end (events arrive late)."""
+    def wait_idle(self, timeout_s: float = 5.0, until: str | None = None) -> bool:
+        """Wait until every started query has reported its end (events arrive late).
+
+        Args:
+            timeout_s: most seconds to wait.
+            until: also wait for the end of the query of this name.
+        """
         with self._idle:
-            return self._idle.wait_for(lambda: not self._reporters, timeout_s)
+            return self._idle.wait_for(
+                lambda: not self._reporters and (until is None or until in self.finished),
+                timeout_s)  # fmt: skip

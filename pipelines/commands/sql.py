@@ -43,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = [row.asDict(recursive=True) for row in spark.sql(args.query).limit(args.limit).collect()]
     except PySparkException as exc:
-        raise UsageError(f"query failed: {str(exc).splitlines()[0]}") from None
+        # Spark's message starts with a blank line and ends with the query and a
+        # caret; its first non-blank line names the problem.
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        raise UsageError(f"query failed: {first or type(exc).__name__}") from None
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
     elif rows:

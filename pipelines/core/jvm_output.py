@@ -27,6 +27,8 @@ NOISE = re.compile(
     r"Using incubator modules|Using Spark's default log4j profile|Setting default log level"
     r"|To adjust logging level use|StackOverflowError|InterruptedException|Aborting commit"
     r"|NativeCodeLoader|adaptive\.enabled is not supported|Disabling AQE"
+    # pyspark's own pandas code, in Python workers, trips a pandas deprecation.
+    r"|pyspark/sql/pandas/serializers\.py:\d+: FutureWarning"
 )
 """Lines that never help a user: banners, and errors Spark logs when a query stops."""
 

@@ -246,7 +246,7 @@ def build_spark(
     # checked after start and only if the caller did not choose a provider.
     if _STATE_STORE_CONF not in extra and rocksdb_available(spark):
         spark.conf.set(_STATE_STORE_CONF, ROCKSDB_PROVIDER)
-    logger.info(
+    logger.debug(
         "SparkSession %s on %s ready in %.1f s (delta-spark: %s, state store: %s)",
         app_name,
         master,
