@@ -9,6 +9,7 @@ and where the tables are. The seed launcher's arguments are options.
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from pipelines.commands.simulate import TABLE_COLUMNS, add_dataset_options, data
 from pipelines.simulate import parse_grouping_choices
 
 __all__ = ["add_parser", "run"]
+
+logger = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -109,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
                              args.max_offsets_per_trigger)  # fmt: skip
         with ProgressReporter(spec.messages, unit="msg", label=f"producing {topic}") as progress:
             ensure_topic_has(request, progress.update_to)
+        logger.info("starting Spark on %s", args.master or "local[2]")
         spark = build_spark(app_name="dkg-run", master=args.master or "local[2]")
         rows = _with_progress(spark, request,
                               lambda: run_groupings(spark, request, warehouse, DeltaRsBackend()))
