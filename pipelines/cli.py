@@ -6,22 +6,43 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from pydantic import ValidationError
 
 from pipelines.core.config import ConfigError
 from pipelines.core.logs import configure_logging
 
-__all__ = ["main"]
+__all__ = ["CommandLineError", "build_parser", "main"]
 
 logger = logging.getLogger(__name__)
+
+
+class CommandLineError(Exception):
+    """The command line itself is wrong (unknown option, bad value, missing argument)."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        """Keep the (sub)command's name and argparse's message apart."""
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a mistake raises instead of printing usage and exiting.
+
+    ``main`` then prints one line naming the problem (exit code 2) and tests can
+    call ``main`` without catching ``SystemExit``. Subparsers share the class.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise CommandLineError(self.prog, message)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     from pipelines.commands import bench, check, kafka, produce, report, run, simulate, sql
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dkg",
         description="Skew-aware stream groupings (Dynamic Key Grouping and friends).",
     )
@@ -46,9 +67,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from pipelines.core.paths import WarehouseError
     from pipelines.core.quality import DataQualityError
     from silver.groupings.registry import GroupingConfigError
+    from silver.parsers.registry import UnknownSourceError
 
     return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, UsageError,
-            ValidationError, WarehouseError, BrokerError, DataQualityError)  # fmt: skip
+            ValidationError, WarehouseError, BrokerError, DataQualityError, UnknownSourceError)  # fmt: skip
 
 
 def _describe(exc: BaseException) -> str:
@@ -62,7 +84,11 @@ def _describe(exc: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dkg``; returns the process exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except CommandLineError as exc:
+        print(f"{exc.prog}: error: {exc} (see {exc.prog} --help)", file=sys.stderr)
+        return 2
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
     try:
         return int(args.handler(args))

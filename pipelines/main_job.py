@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,7 +55,9 @@ class JobRequest:
 def run_id_for(topic: str, grouping: str, workers: int, splitters: int, params: dict[str, Any]) -> str:
     """A stable id: the same run asked again resumes rather than duplicates."""
     digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
-    return f"{topic}.{grouping.lower()}.w{workers}.s{splitters}.{digest}"
+    # A label such as DYNAMIC_KEY(mode=seed) must make a valid checkpoint name.
+    name = re.sub(r"[^a-z0-9_.-]+", "_", grouping.lower()).strip("_")
+    return f"{topic}.{name}.w{workers}.s{splitters}.{digest}"
 
 
 def ensure_topic_has(request: JobRequest, progress: Callable[[int], None] | None = None) -> int:

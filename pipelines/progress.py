@@ -1,26 +1,108 @@
-"""Progress on long work: a bar on a terminal, quiet when output is piped."""
+"""Progress on long work: a bar on a terminal, throttled INFO log lines otherwise.
+
+On a terminal, a tqdm bar on stderr shows what is done, the rate and any extra
+figures (e.g. the lag behind Kafka). When stderr is piped or redirected (CI,
+``nohup``, a log file), a bar would spill control characters, so the same
+figures go to the log at INFO, at most one line per ``interval_s`` plus a last
+line when the work ends.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 import sys
+import time
+from collections.abc import Callable
 from types import TracebackType
+from typing import Any, TextIO
 
 from tqdm import tqdm
 
-__all__ = ["ProgressReporter"]
+__all__ = ["ProgressReporter", "offset_total"]
+
+logger = logging.getLogger(__name__)
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}"
 
 
 class ProgressReporter:
-    """A tqdm bar on stderr, shown only when stderr is a terminal."""
+    """Reports ``done`` out of ``total`` units, with a rate and extra figures."""
 
-    def __init__(self, total: int, unit: str = "it") -> None:
-        self._bar = tqdm(total=total, unit=unit, unit_scale=True, file=sys.stderr,
-                         disable=not sys.stderr.isatty(), leave=False, dynamic_ncols=True)  # fmt: skip
+    def __init__(self, total: int | None, unit: str = "it", label: str = "",
+                 interval_s: float = 2.0, stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+        """Start reporting.
 
-    def update_to(self, done: int, label: str = "") -> None:
-        """Move the bar to ``done`` and show ``label``."""
-        self._bar.set_description_str(label, refresh=False)
-        self._bar.update(done - self._bar.n)
+        Args:
+            total: units expected, or None when unknown.
+            unit: what is counted (``msg``, ``rows``, ...).
+            label: what the work is; ``update_to`` may change it.
+            interval_s: least seconds between two log lines (not on a terminal).
+            stream: where the bar goes; stderr by default.
+            clock: seconds, monotonic (injected by tests).
+        """
+        stream = stream if stream is not None else sys.stderr
+        self._tty = bool(getattr(stream, "isatty", lambda: False)())
+        self._bar = tqdm(total=total, unit=unit, unit_scale=True, file=stream,
+                         disable=not self._tty, leave=False, dynamic_ncols=True)  # fmt: skip
+        self.total, self.unit, self.label = total, unit, label
+        self.done, self.extra = 0, ""
+        self._interval, self._clock = interval_s, clock
+        self._started = clock()
+        self._logged_at: float | None = None
+        self._logged_done = -1
+
+    def update_to(self, done: int, label: str | None = None, rate: float | None = None,
+                  total: int | None = None, **extra: int | float | str) -> None:  # fmt: skip
+        """Move to ``done`` units.
+
+        Args:
+            done: units done so far.
+            label: a new label, or None to keep the current one.
+            rate: units per second; default: the average since the start.
+            total: a new total (it may grow while the work runs), or None.
+            **extra: more figures to show, e.g. ``lag=1200``.
+        """
+        self.done, self.label = done, self.label if label is None else label
+        if total is not None:
+            self.total = self._bar.total = total
+        self.extra = ", ".join(f"{k} {_count(v) if isinstance(v, int | float) else v}"
+                               for k, v in extra.items())  # fmt: skip
+        if self._tty:
+            self._bar.set_description_str(self.label, refresh=False)
+            if self.extra:
+                self._bar.set_postfix_str(self.extra, refresh=False)
+            self._bar.update(done - self._bar.n)
+            return
+        # Work shorter than one interval logs nothing: it needs no progress report.
+        since = self._started if self._logged_at is None else self._logged_at
+        if self._clock() - since >= self._interval:
+            self._log(rate)
+
+    def _log(self, rate: float | None) -> None:
+        now = self._clock()
+        if rate is None:
+            elapsed = now - self._started
+            rate = self.done / elapsed if elapsed > 0 else 0.0
+        of = f"/{_count(self.total)}" if self.total else ""
+        extra = f", {self.extra}" if self.extra else ""
+        logger.info("%s: %s%s %s, %s %s/s%s", self.label or "progress", _count(self.done), of, self.unit,
+                    _count(rate), self.unit, extra)  # fmt: skip
+        self._logged_at, self._logged_done = now, self.done
+
+    def close(self, failed: bool = False) -> None:
+        """End the bar; off a terminal, log the final figures after earlier lines.
+
+        Args:
+            failed: the work ended with an error; its message is what matters then.
+        """
+        self._bar.close()
+        logged_before = self._logged_at is not None
+        if not self._tty and not failed and logged_before and self._logged_done != self.done:
+            self._log(None)
 
     def __enter__(self) -> ProgressReporter:
         return self
@@ -28,4 +110,25 @@ class ProgressReporter:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self._bar.close()
+        self.close(failed=exc_type is not None)
+
+
+def offset_total(offset: Any) -> int | None:
+    """Sum of the per-partition offsets in a source offset (JSON text or parsed).
+
+    Handles the project's Kafka source (``{"0": 120, "1": 118}``) and Spark's
+    own (``{"topic": {"0": 120}}``); None when there is no offset.
+    """
+    if offset is None:
+        return None
+    if isinstance(offset, str):
+        try:
+            offset = json.loads(offset)
+        except ValueError:
+            return None
+    if isinstance(offset, dict):
+        parts = [offset_total(value) for value in offset.values()]
+        return sum(p for p in parts if p is not None)
+    if isinstance(offset, int) and not isinstance(offset, bool):
+        return offset
+    return None

@@ -34,19 +34,26 @@ def parse_raw_events(raw: pd.DataFrame, source_type: str, splitters: int) -> pd.
 
     Every message yields either its tuples (``tuple_index`` 0, 1, ...) or exactly
     one quarantine row whose ``error`` names the reason and keeps the payload, so
-    each bronze message is accounted for.
+    each bronze message is accounted for (a null value, a Kafka tombstone, is
+    quarantined as ``null_value``).
     """
-    payloads = [bytes(value) for value in raw["value"]]
+    # A Kafka tombstone (null value) has nothing to parse; it is still accounted for.
+    payloads = [None if value is None else bytes(value) for value in raw["value"]]
     stamps = _timestamps_ms(raw["timestamp"])
     batch_parse = batch_parser_for(source_type)
     if batch_parse is not None:
-        frame = _one_tuple_frame(raw, payloads, batch_parse(payloads, stamps), splitters)
+        present = [i for i, payload in enumerate(payloads) if payload is not None]
+        results: list[ParsedTuple | ParseError] = [ParseError("null_value")] * len(payloads)
+        parsed = batch_parse([payloads[i] for i in present], [stamps[i] for i in present])
+        for index, result in zip(present, parsed, strict=True):
+            results[index] = result
+        frame = _one_tuple_frame(raw, payloads, results, splitters)
     else:
         frame = _many_tuples_frame(raw, payloads, stamps, parser_for(source_type), splitters)
     return frame.astype({"tuple_index": "Int32", "count": "Int64", "event_time_ms": "Int64"})
 
 
-def _one_tuple_frame(raw: pd.DataFrame, payloads: list[bytes],
+def _one_tuple_frame(raw: pd.DataFrame, payloads: list[bytes | None],
                      results: list[ParsedTuple | ParseError], splitters: int) -> pd.DataFrame:  # fmt: skip
     # Column-wise assembly: one row per message, as many rows as the input.
     good = [not isinstance(r, ParseError) for r in results]
@@ -63,13 +70,16 @@ def _one_tuple_frame(raw: pd.DataFrame, payloads: list[bytes],
     }, columns=PARSED_COLUMNS)  # fmt: skip
 
 
-def _many_tuples_frame(raw: pd.DataFrame, payloads: list[bytes], stamps: list[int],
+def _many_tuples_frame(raw: pd.DataFrame, payloads: list[bytes | None], stamps: list[int],
                        parse: Parser, splitters: int) -> pd.DataFrame:  # fmt: skip
     rows = []
     for run_id, partition, offset, payload, stamp in zip(
         raw["run_id"], raw["partition"], raw["offset"], payloads, stamps, strict=True
     ):
         base = (run_id, splitter_of(int(partition), splitters), int(partition), int(offset))
+        if payload is None:
+            rows.append((*base, None, None, None, None, "null_value", None))
+            continue
         try:
             tuples = parse(payload, stamp)
         except ParseError as exc:

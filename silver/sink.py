@@ -63,7 +63,7 @@ def silver_batch_writer(backend: TableBackend, routed_path: TablePath, quarantin
                 snapshots = snapshots.select(["run_id", "splitter", "event_time_ms", "payload"])
                 backend.append(snapshots_path, snapshots.rename_columns(SNAPSHOT_COLUMNS), app_id,
                                batch_id)  # fmt: skip
-        logger.info("silver batch %d: %d routed, %d quarantined", batch_id, routed.num_rows,
+        logger.debug("silver batch %d: %d routed, %d quarantined", batch_id, routed.num_rows,
                     quarantined.num_rows)  # fmt: skip
 
     return write_batch

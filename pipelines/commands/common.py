@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,12 +15,82 @@ __all__ = [
     "add_config_options",
     "config_from_args",
     "format_table",
+    "non_negative_int",
     "parse_settings",
+    "port_number",
+    "positive_float",
+    "positive_int",
+    "speed_factor",
+    "topic_name",
 ]
 
 
 class UsageError(ValueError):
     """A command-line option has a value the command cannot use."""
+
+
+# argparse types: a bad value fails while the command line is parsed, before
+# any broker or Spark session starts, with the option's name in the message.
+def _int(text: str) -> int:
+    try:
+        return int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """An ``int`` option that must be at least 1 (workers, messages, partitions, ...)."""
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An ``int`` option that must be at least 0."""
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 1..65535."""
+    value = _int(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number in 1..65535, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A ``float`` option that must be finite and greater than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+_TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
+
+
+def topic_name(text: str) -> str:
+    """A legal Kafka topic name: letters, digits, ``.``, ``_``, ``-``; at most 249."""
+    if not _TOPIC.fullmatch(text) or text in {".", ".."}:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a Kafka topic name (letters, digits, '.', '_', '-'; 1 to 249)")
+    return text
+
+
+def speed_factor(text: str) -> float:
+    """A producer speed: ``x10``, ``10`` or ``0.5`` (times real time); must be positive."""
+    try:
+        return positive_float(text.strip().lower().removeprefix("x"))
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"takes x1, x10, ... or a positive number, got {text!r}") from None
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pipelines.commands.common import port_number
+
 __all__ = ["DEFAULT_RUN_DIR", "add_parser", "run"]
 
 DEFAULT_RUN_DIR = Path(".dkg/kafka")
@@ -20,7 +22,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("action", choices=("up", "down", "status"))
     parser.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
                         help="where the broker keeps its data, log and pid")  # fmt: skip
-    parser.add_argument("--port", type=int, help="Kafka port (default: a free one)")
+    parser.add_argument("--port", type=port_number, help="Kafka port (default: a free one)")
     parser.set_defaults(handler=run)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from pipelines.commands.common import add_config_options, positive_int, speed_factor, topic_name
 from pipelines.commands.kafka import DEFAULT_RUN_DIR
 from pipelines.commands.simulate import add_dataset_options, dataset_spec
 
@@ -18,12 +19,13 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )  # fmt: skip
     add_dataset_options(parser)
-    parser.add_argument("--topic", required=True, help="topic to write (created if missing)")
-    parser.add_argument("--partitions", type=int, default=4, help="partitions of a new topic")
-    parser.add_argument("--speed", type=float,
+    parser.add_argument("--topic", type=topic_name, required=True, help="topic to write (created if missing)")
+    parser.add_argument("--partitions", type=positive_int, default=4, help="partitions of a new topic")
+    parser.add_argument("--speed", type=speed_factor,
                         help="event time runs this many times faster than real time "
                         "(default: as fast as possible)")  # fmt: skip
     parser.add_argument("--bootstrap-servers", help="Kafka to write to (default: the local broker)")
+    add_config_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -48,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.commands.common import config_from_args
     from pipelines.progress import ProgressReporter
 
-    args.config, args.settings = getattr(args, "config", []), getattr(args, "settings", [])
     spec = dataset_spec(args, config_from_args(args))
     bootstrap = local_or_given_bootstrap(args.bootstrap_servers)
     with ProgressReporter(spec.messages, unit="msg") as progress:

@@ -14,6 +14,8 @@ from pipelines.commands.common import (
     add_config_options,
     config_from_args,
     format_table,
+    positive_float,
+    positive_int,
 )
 from pipelines.core.config import AppConfig
 from pipelines.simulate import (
@@ -51,14 +53,14 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--grouping", default="all",
                         help="'all', or a comma list; a name may carry parameters, "
                         "e.g. DYNAMIC_KEY(mode=seed),DYNAMIC_KEY")  # fmt: skip
-    parser.add_argument("--workers", type=int, help="number of workers W")
-    parser.add_argument("--splitters", type=int, help="routing instances, tuples dealt round-robin")
+    parser.add_argument("--workers", type=positive_int, help="number of workers W")
+    parser.add_argument("--splitters", type=positive_int, help="routing instances, tuples dealt round-robin")
     parser.add_argument("--dkg-mode", choices=("seed", "adaptive"),
                         help="DYNAMIC_KEY rule: seed 000's as written, or adaptive")  # fmt: skip
-    parser.add_argument("--window-ms", type=int, help="per-window metrics window (event time)")
-    parser.add_argument("--process-ms", type=float, help="FIFO service time per tuple")
-    parser.add_argument("--speed", type=float, help="event time speed-up for the queue model")
-    parser.add_argument("--batch-size", type=int, help="tuples per route() call")
+    parser.add_argument("--window-ms", type=positive_int, help="per-window metrics window (event time)")
+    parser.add_argument("--process-ms", type=positive_float, help="FIFO service time per tuple")
+    parser.add_argument("--speed", type=positive_float, help="event time speed-up for the queue model")
+    parser.add_argument("--batch-size", type=positive_int, help="tuples per route() call")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_config_options(parser)
     parser.set_defaults(handler=run)
@@ -69,12 +71,12 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", help="dataset name, e.g. ZIPF, COUNTRY_SKEW_R80")
     parser.add_argument("--input", type=Path, metavar="FILE",
                         help="CSV key,count,timestamp_ms (header optional) instead of --dataset")  # fmt: skip
-    parser.add_argument("--messages", type=int, help="messages to generate")
-    parser.add_argument("--rate", type=float, help="messages per second of event time")
+    parser.add_argument("--messages", type=positive_int, help="messages to generate")
+    parser.add_argument("--rate", type=positive_float, help="messages per second of event time")
     parser.add_argument("--seed", type=int, help="random seed of the generator")
-    parser.add_argument("--zipf-exponent", type=float, help="ZIPF exponent")
-    parser.add_argument("--keys", type=int, help="key universe size for ZIPF datasets")
-    parser.add_argument("--shift-interval", type=float, help="ZIPF_SHIFTING interval, seconds")
+    parser.add_argument("--zipf-exponent", type=positive_float, help="ZIPF exponent")
+    parser.add_argument("--keys", type=positive_int, help="key universe size for ZIPF datasets")
+    parser.add_argument("--shift-interval", type=positive_float, help="ZIPF_SHIFTING interval, seconds")
 
 
 def _pick(value: Any, default: Any) -> Any:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipelines.commands.common import UsageError, format_table
+from pipelines.commands.common import UsageError, format_table, non_negative_int
 
 __all__ = ["add_parser", "run"]
 
@@ -22,7 +22,7 @@ def add_parser(subparsers: Any) -> None:
     )  # fmt: skip
     parser.add_argument("query", help='e.g. "SELECT * FROM gold.distribution_metrics"')
     parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
-    parser.add_argument("--limit", type=int, default=100, help="rows to print at most")
+    parser.add_argument("--limit", type=non_negative_int, default=100, help="rows to print at most")
     parser.add_argument("--json", action="store_true", help="print rows as JSON")
     parser.add_argument("--master", default="local[2]", help="Spark master URL")
     parser.set_defaults(handler=run)
@@ -43,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = [row.asDict(recursive=True) for row in spark.sql(args.query).limit(args.limit).collect()]
     except PySparkException as exc:
-        raise UsageError(f"query failed: {str(exc).splitlines()[0]}") from None
+        # Spark's message starts with a blank line and ends with the query and a
+        # caret; its first non-blank line names the problem.
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        raise UsageError(f"query failed: {first or type(exc).__name__}") from None
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
     elif rows:

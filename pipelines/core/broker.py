@@ -96,7 +96,8 @@ def check_reachable(bootstrap: str, timeout_s: float = 3.0) -> None:
             with socket.create_connection((host.strip("[]") or "localhost", int(port)), timeout_s):
                 return
         except (OSError, ValueError) as exc:
-            problems.append(f"{server} ({exc.strerror or exc})" if isinstance(exc, OSError) else server)
+            problems.append(f"{server} ({exc.strerror or exc})" if isinstance(exc, OSError)
+                            else f"{server} (expected HOST:PORT)")  # fmt: skip
     raise BrokerError(f"cannot reach Kafka at {bootstrap}: {', '.join(problems) or 'no servers'}")
 
 

@@ -30,7 +30,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from pipelines.core.broker import BrokerError, end_offsets
+from pipelines.core.broker import BrokerError, end_offsets, topic_exists
 
 __all__ = ["KAFKA_SCHEMA", "KafkaSource", "read_kafka_stream"]
 
@@ -202,7 +202,14 @@ def _native_kafka(spark: SparkSession) -> bool:
 
 def read_kafka_stream(spark: SparkSession, bootstrap: str, topic: str, starting: str = "earliest",
                       max_offsets_per_trigger: int | None = None) -> DataFrame:  # fmt: skip
-    """A Kafka topic as a streaming DataFrame (native connector when present)."""
+    """A Kafka topic as a streaming DataFrame (native connector when present).
+
+    Raises:
+        BrokerError: the broker cannot be reached or has no such topic (asked here,
+            on the driver, so the message is not buried in a failed query's trace).
+    """
+    if not topic_exists(bootstrap, topic):
+        raise BrokerError(f"topic {topic!r} does not exist on {bootstrap}")
     native = _native_kafka(spark)
     if not native:
         spark.dataSource.register(KafkaSource)

@@ -1,14 +1,85 @@
-"""The one place that sets up logging handlers (only the CLI calls it)."""
+"""The one place that sets up logging handlers (only the CLI calls it).
+
+By default the console shows the project's own INFO lines (progress, milestones)
+and only warnings from third-party libraries: kafka-python logs every
+connection at INFO. ``dkg --verbose`` shows everything at DEBUG, including the
+Spark JVM's own log (see :func:`verbose`, read by ``build_spark``).
+"""
 
 from __future__ import annotations
 
 import logging
+import sys
+from typing import Any
 
-__all__ = ["configure_logging"]
+__all__ = ["THIRD_PARTY_LOGGERS", "configure_logging", "verbose"]
+
+# kafka-python logs every connection at INFO and warns about its own event loop
+# being slow on a busy machine; its real failures reach us as exceptions.
+THIRD_PARTY_LOGGERS = {"kafka": logging.ERROR, "py4j": logging.WARNING, "numba": logging.WARNING,
+                       "urllib3": logging.WARNING, "great_expectations": logging.WARNING,
+                       "matplotlib": logging.WARNING, "asyncio": logging.WARNING,
+                       "filelock": logging.WARNING, "fsspec": logging.WARNING}  # fmt: skip
+# py4j logs every JVM call at DEBUG and numba every compilation step: useless even
+# when debugging this project, so they stay at WARNING in verbose mode too.
+_ALWAYS_QUIET = ("py4j", "numba")
+
+# pyspark logs every SQL error it converts, as JSON at ERROR, to its own handler,
+# before the caller can even catch it (`dkg sql` turns it into one line).
+_PYSPARK_ERROR_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+_state = {"verbose": False}
+
+
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time of each record.
+
+    A handler that kept the stream it was built with would write into a closed
+    capture buffer once a test's output capture ends (``logging.lastResort``
+    resolves ``sys.stderr`` late for the same reason).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def verbose() -> bool:
+    """Whether the CLI asked for everything (``--verbose``)."""
+    return _state["verbose"]
 
 
 def configure_logging(level: int = logging.INFO) -> None:
-    """Log to stderr as ``LEVEL name: message``."""
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
-    for noisy in ("numba", "py4j", "great_expectations"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    """Log to stderr as ``LEVEL name: message``.
+
+    Args:
+        level: the project's level; ``DEBUG`` (``--verbose``) also lets
+            third-party libraries and the Spark JVM log everything.
+    """
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True,
+                        handlers=[_CurrentStderr()])
+    _state["verbose"] = level <= logging.DEBUG
+    for name, quiet_level in THIRD_PARTY_LOGGERS.items():
+        quiet = name in _ALWAYS_QUIET or not _state["verbose"]
+        logging.getLogger(name).setLevel(quiet_level if quiet else logging.NOTSET)
+    for name in _PYSPARK_ERROR_LOGGERS:
+        _quiet_pyspark_errors(name, not _state["verbose"])
+
+
+def _quiet_pyspark_errors(name: str, quiet: bool) -> None:
+    if quiet:
+        # Never enabled, so pyspark's extra keyword arguments are never formatted.
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        return
+    existing = logging.Logger.manager.loggerDict.get(name)
+    if type(existing) is logging.Logger:
+        # A plain logger made above would not accept pyspark's keyword arguments:
+        # drop it so pyspark builds its own (a PySparkLogger) on first use.
+        del logging.Logger.manager.loggerDict[name]

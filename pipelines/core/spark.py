@@ -22,6 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipelines.core import logs
+from pipelines.core.config import default_conf_dir
+from pipelines.core.jvm_output import launch_quiet_gateway
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -169,6 +173,17 @@ def _base_conf(
     }
 
 
+def _quiet_conf(conf: dict[str, str]) -> dict[str, str]:
+    # Java options only reach the driver JVM at launch; appended to whatever the
+    # caller set, so their own options still apply.
+    log4j = default_conf_dir() / "log4j2.properties"
+    if not log4j.is_file():
+        return conf
+    option = f"-Dlog4j2.configurationFile={log4j.as_uri()}"
+    current = conf.get("spark.driver.extraJavaOptions", "")
+    return {**conf, "spark.driver.extraJavaOptions": f"{current} {option}".strip()}
+
+
 def build_spark(
     app_name: str = "dkg",
     master: str = "local[2]",
@@ -177,7 +192,8 @@ def build_spark(
     ui: bool = False,
     extra_conf: Mapping[str, Any] | None = None,
     delta_jars: bool | None = None,
-    log_level: str = "WARN",
+    log_level: str | None = None,
+    quiet: bool | None = None,
 ) -> SparkSession:
     """Build (or return the running) SparkSession with the project's settings.
 
@@ -192,7 +208,12 @@ def build_spark(
             RocksDB auto-selection.
         delta_jars: ``True`` requires delta-spark (error if its jars are not
             local), ``False`` never loads it, ``None`` uses it when found.
-        log_level: JVM log level after start-up (``WARN``, ``ERROR``, ...).
+        log_level: JVM log level after start-up (``WARN``, ``ERROR``, ...);
+            default ``ERROR`` when quiet, ``WARN`` otherwise.
+        quiet: keep the JVM's banners, warnings and known harmless errors off
+            the console (``conf/log4j2.properties`` plus a filter on the JVM's
+            stderr); default: quiet unless the CLI runs with ``--verbose``.
+            Only applies when this call starts the JVM.
 
     Returns:
         The session. If one is already running in this process, Spark returns it
@@ -208,20 +229,24 @@ def build_spark(
     conf |= _delta_conf(delta_jars, extra)
     conf |= extra
     _prepare_environment(master)
+    quiet = not logs.verbose() if quiet is None else quiet
+    if quiet:
+        conf = _quiet_conf(conf)
 
     started = time.monotonic()
+    launch_quiet_gateway(conf, keep_all=not quiet)
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(log_level)
+    spark.sparkContext.setLogLevel(log_level or ("ERROR" if quiet else "WARN"))
 
     # RocksDB keeps large streaming state off the JVM heap; the default
     # HDFS-backed store holds it all in memory. Only a runtime setting, so it is
     # checked after start and only if the caller did not choose a provider.
     if _STATE_STORE_CONF not in extra and rocksdb_available(spark):
         spark.conf.set(_STATE_STORE_CONF, ROCKSDB_PROVIDER)
-    logger.info(
+    logger.debug(
         "SparkSession %s on %s ready in %.1f s (delta-spark: %s, state store: %s)",
         app_name,
         master,

@@ -83,20 +83,27 @@ def load_json_object(payload: bytes) -> dict[str, Any]:
         value = json.loads(text)
     except ValueError:
         raise ParseError("not_json") from None
+    except RecursionError:  # e.g. 100k nested brackets: hostile or broken, never a message
+        raise ParseError("not_json", "nested too deeply") from None
     if not isinstance(value, dict):
         raise ParseError("not_object", type(value).__name__)
     return value
 
 
 def check_key(key: Any) -> str:
-    """A non-empty ``str`` key of at most ``MAX_KEY_BYTES`` UTF-8 bytes."""
+    """A non-blank ``str`` key of at most ``MAX_KEY_BYTES`` UTF-8 bytes, valid Unicode."""
     if not isinstance(key, str):
         raise ParseError("bad_key", type(key).__name__)
-    if not key:
+    if not key or key.isspace():
         raise ParseError("empty_key")
     # A str of n code points encodes to at most 4n bytes: encode only long keys.
     if len(key) > MAX_KEY_BYTES // 4 and len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
         raise ParseError("key_too_long")
+    if not key.isascii():
+        try:  # JSON's "\ud800" escapes decode to lone surrogates, which no table can store
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ParseError("bad_key", "not valid Unicode") from None
     return key
 
 

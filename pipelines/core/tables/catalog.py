@@ -162,5 +162,5 @@ def register_tables(spark: SparkSession, warehouse: Warehouse) -> list[str]:
             spark.sql(f"DROP TABLE IF EXISTS {qualified}")
             spark.sql(f"CREATE TABLE {qualified} USING {source.name()} LOCATION {location}")
         names.append(f"{layer}.{table}")
-    logger.info("registered %d tables from %s", len(names), warehouse.root)
+    logger.debug("registered %d tables from %s", len(names), warehouse.root)
     return names

@@ -85,7 +85,7 @@ class DeltaRsBackend:
             mode="ignore",  # a concurrent creator wins; the table exists either way
             storage_options=self._storage,
         )
-        logger.info("created table %s", path)
+        logger.debug("created table %s", path)
         return True
 
     def append(

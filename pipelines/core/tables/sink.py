@@ -61,7 +61,7 @@ def foreach_batch_writer(
             written = backend.merge(path, df, list(keys or ()), app_id, batch_id, partition_by)
         else:
             written = backend.append(path, df, app_id, batch_id, partition_by)
-        logger.info(
+        logger.debug(
             "%s batch %d to %s: %s in %.2f s",
             app_id,
             batch_id,

@@ -127,6 +127,16 @@ BAD = [
     (parse_clickstream, f"A\t{LONG}\tlink\t10".encode(), "key_too_long"),
     (parse_clickstream, b"A\tB\tlink\t0", "bad_count"),
     (parse_clickstream, b"A\tB\tlink\tten", "bad_count"),
+    # hostile or broken producers
+    (parse_keyed_json, b"[" * 100_000, "not_json"),  # nesting deeper than the recursion limit
+    (parse_ticker_tweet, b'{"text": ' + b"{" * 100_000, "not_json"),
+    (parse_keyed_json, b'{"key": "\\ud800", "count": 1, "timestamp": %d}' % NOW, "bad_key"),
+    (parse_election_tweet, _tweet(text="#ok", created_at=10**40), "timestamp_out_of_range"),
+    (parse_keyed_json, _keyed(key=" \t "), "empty_key"),
+    (parse_keyed_json, _keyed(key="k" * (1 << 20)), "key_too_long"),  # a 1 MB key
+    (parse_keyed_json, b'{"key": "k", "count": NaN, "timestamp": %d}' % NOW, "bad_count"),
+    (parse_keyed_json, b'{"key": "k", "count": -Infinity, "timestamp": %d}' % NOW, "bad_count"),
+    (parse_keyed_json, _keyed(timestamp=-1), "timestamp_out_of_range"),
 ]
 
 
@@ -150,3 +160,17 @@ def test_non_bytes_payload(parse):
     with pytest.raises(ParseError) as caught:
         parse(None, NOW)
     assert caught.value.reason == "not_bytes"
+
+
+def test_null_value_is_quarantined_not_dropped():
+    import pandas as pd
+
+    from silver.parsing import parse_raw_events
+
+    raw = pd.DataFrame({"run_id": ["r", "r"], "partition": [0, 1], "offset": [5, 6],
+                        "timestamp": pd.to_datetime([NOW, NOW], unit="ms", utc=True),
+                        "value": [None, _keyed(key="a")]})  # fmt: skip
+    parsed = parse_raw_events(raw, "ZIPF", 2)
+    assert parsed["error"].tolist()[0] == "null_value"
+    assert parsed["key"].tolist()[1] == "a"
+    assert len(parsed) == 2
