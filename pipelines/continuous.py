@@ -69,7 +69,7 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
                    backend: TableBackend, finished: Callable[[], bool], trigger_s: float = 1.0,
                    gold_every_s: float = 2.0,
                    on_refresh: Callable[[GoldRefresh], None] | None = None) -> StageTimes:  # fmt: skip
-    """Run every stage at once until ``finished()`` says so after a gold refresh.
+    """Run every stage at once until ``finished()`` says so (asked once gold exists).
 
     Args:
         spark: the session.
@@ -77,7 +77,7 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
         spec: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
-        finished: asked after each gold refresh; True stops the run.
+        finished: asked every ``gold_every_s`` once gold exists; True stops the run.
         trigger_s: processing-time trigger of each query.
         gold_every_s: pause between gold refreshes.
         on_refresh: told about each gold refresh (latency measurement, progress).
@@ -87,21 +87,20 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
     """
     queries: dict[str, StreamingQuery] = {}
     times = StageTimes()
-    started = time.monotonic()
+    started, gold_written = time.monotonic(), False
     try:
         while True:
             _start_ready_stages(spark, kafka_rows, spec, warehouse, backend, queries, trigger_s)
             _raise_if_failed(queries)
             time.sleep(gold_every_s)
-            windows = queries.get("worker_windows")
-            refresh = GoldRefresh(time.time(), _processed_version(windows))
-            if windows is not None:
-                refresh_gold(backend, warehouse, gold_settings(spec), time.monotonic() - started)
-                refresh = GoldRefresh(time.time(), refresh.silver_version)
+            silver_version = _processed_version(queries.get("worker_windows"))
+            # False: no worker windows yet, or nothing new since the last refresh.
+            if refresh_gold(backend, warehouse, gold_settings(spec), time.monotonic() - started):
+                gold_written = True
                 if on_refresh is not None:
-                    on_refresh(refresh)
-                if finished():
-                    break
+                    on_refresh(GoldRefresh(time.time(), silver_version))
+            if gold_written and finished():
+                break
     finally:
         for name, query in queries.items():
             query.stop()
