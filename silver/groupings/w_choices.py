@@ -55,6 +55,10 @@ class WChoicesState:
     sk_heap: np.ndarray
     sk_heap_pos: np.ndarray
     sk_index: np.ndarray
+    # Names of the heavy keys, for reporting only (routing never reads them); in
+    # the state so that a grouping restored from a snapshot still names its keys.
+    name_fps: np.ndarray
+    names: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True)
@@ -95,8 +99,6 @@ class WChoicesGrouping(Grouping[WChoicesParams, WChoicesState]):
         self, workers: int, params: WChoicesParams | None = None, state: WChoicesState | None = None
     ) -> None:
         super().__init__(workers, params, state)
-        # Names of heavy keys, for reporting only (routing never reads them).
-        self._names: dict[int, str] = {}
 
     @property
     def theta(self) -> float:
@@ -115,6 +117,8 @@ class WChoicesGrouping(Grouping[WChoicesParams, WChoicesState]):
             sk_heap=sketch.heap,
             sk_heap_pos=sketch.heap_pos,
             sk_index=sketch.index,
+            name_fps=np.zeros(0, dtype=np.int64),
+            names=np.zeros(0, dtype="<U1"),
         )
 
     def _route(self, hashes: KeyHashes, event_times_ms: np.ndarray) -> np.ndarray:
@@ -128,11 +132,19 @@ class WChoicesGrouping(Grouping[WChoicesParams, WChoicesState]):
         return out
 
     def _remember_names(self, hashes: KeyHashes) -> None:
-        heavy = self._heavy_slots()
-        missing = [int(fp) for fp in self.state.sk_fingerprints[heavy] if int(fp) not in self._names]
-        for fp, name in zip(missing, hashes.names_of(np.array(missing, dtype=np.int64)), strict=True):
-            if name is not None:
-                self._names[fp] = name
+        # Keep exactly the heavy keys' names: the set is small and the snapshot stays so.
+        s = self.state
+        known = self._names()
+        heavy = [int(fp) for fp in s.sk_fingerprints[self._heavy_slots()]]
+        missing = [fp for fp in heavy if fp not in known]
+        found = hashes.names_of(np.array(missing, dtype=np.int64)) if missing else []
+        known.update((fp, name) for fp, name in zip(missing, found, strict=True) if name is not None)
+        kept = [fp for fp in heavy if fp in known]
+        s.name_fps = np.array(kept, dtype=np.int64)
+        s.names = np.array([known[fp] for fp in kept], dtype=str) if kept else np.zeros(0, "<U1")
+
+    def _names(self) -> dict[int, str]:
+        return dict(zip(self.state.name_fps.tolist(), self.state.names.tolist(), strict=True))
 
     def _heavy_slots(self) -> np.ndarray:
         s = self.state
@@ -144,7 +156,7 @@ class WChoicesGrouping(Grouping[WChoicesParams, WChoicesState]):
     def hot_keys(self) -> list[HotKey]:
         """Heavy keys: each may use all W workers."""
         s = self.state
-        names = self._names
+        names = self._names()
         return [
             HotKey(
                 key=names.get(int(s.sk_fingerprints[slot]), f"#{int(s.sk_fingerprints[slot]):x}"),

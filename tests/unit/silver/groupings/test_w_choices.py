@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from silver.groupings.w_choices import WChoicesGrouping, WChoicesParams
@@ -34,3 +35,12 @@ def test_does_not_degenerate_into_shuffle_with_many_workers():
     heavy = grouping.hot_keys()
     assert 0 < len(heavy) < 40
     assert all(h.pool_size == 50 for h in heavy)
+
+
+def test_a_restored_grouping_still_names_its_heavy_keys():
+    keys = np.array(["hot"] * 600 + [f"k{i}" for i in range(400)], dtype=object)
+    times = np.arange(len(keys), dtype=np.int64)
+    grouping = WChoicesGrouping(10)
+    grouping.route(keys, times)
+    restored = WChoicesGrouping.restore(10, grouping.params, grouping.snapshot())
+    assert [hot.key for hot in restored.hot_keys()] == ["hot"]
