@@ -10,6 +10,7 @@ continues the last run without repeating the tasks that succeeded.
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ def _validate(args: argparse.Namespace) -> int:
     for key in spec.order():
         task = spec.task(key)
         after = f" (after {', '.join(task.depends_on)})" if task.depends_on else ""
-        arguments = " ".join(spec.arguments(task, parameters, "<run_id>"))
+        arguments = shlex.join(spec.arguments(task, parameters, "<run_id>"))
         print(f"  {key}{after}: {task.entry_point} {arguments}")
     return 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -126,7 +127,7 @@ def _execute(command: list[str], task: TaskSpec, log_path: Path, cwd: Path | Non
     started = time.monotonic()
     try:
         with log_path.open("w", encoding="utf-8") as log:
-            log.write(f"$ {' '.join(command)}\n")
+            log.write(f"$ {shlex.join(command)}\n")
             log.flush()
             completed = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd,  # noqa: S603
                                        env=_environment(), timeout=task.timeout_seconds, check=False)  # fmt: skip
@@ -188,5 +189,5 @@ def run_job(spec: JobSpec, parameters: Mapping[str, str], runs_dir: Path, *, res
         run.save(runs_dir)
     run.status, run.finished_at = ("failed" if failed else "succeeded"), _now()
     run.save(runs_dir)
-    logger.info("job %s run %s %s", spec.name, run.run_id, run.status)
+    logger.debug("job %s run %s %s", spec.name, run.run_id, run.status)
     return run

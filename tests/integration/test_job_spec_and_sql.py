@@ -1,0 +1,172 @@
+"""conf/jobs/lakehouse.yml end to end (real broker, one process per task), then every
+gold view and every example query of conf/sql against the warehouse it built."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from bronze.datasets.base import DatasetSpec
+from bronze.datasets.registry import make_dataset
+from gold.views import register_views, view_definitions
+from pipelines.cli import main
+from pipelines.core.paths import Warehouse
+from pipelines.core.tables import DeltaRsBackend, read_delta_stream, register_tables
+from pipelines.jobs import RunSpec, run_finite
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+MESSAGES = 800
+BAD_PAYLOADS = [b"\xff\xfe not utf-8", b"\xc3\x28", b"{not json"]
+
+
+def _dkg(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(argv))
+    return code, out.getvalue()
+
+
+def _bad_input_run(spark, root: Path, scratch: Path) -> None:
+    """A run whose topic holds a few malformed messages among good ones (for quarantine)."""
+    batch = next(make_dataset(DatasetSpec(name="COUNTRY_SKEW_R80", messages=20, seed=3))
+                 .messages(batch_size=20))  # fmt: skip
+    payloads = list(batch.payloads) + BAD_PAYLOADS
+    n = len(payloads)
+    table = pa.table({
+        "key": list(batch.keys) + [b"k"] * len(BAD_PAYLOADS), "value": payloads,
+        "topic": ["bad"] * n, "partition": pa.array([0] * n, pa.int32()),
+        "offset": pa.array(np.arange(n), pa.int64()),
+        "timestamp": pa.array([int(batch.timestamps_ms[0]) * 1000] * n, pa.timestamp("us", tz="UTC")),
+    })  # fmt: skip
+    DeltaRsBackend().append(str(scratch / "topic"), table, "topic", 0)
+    spec = RunSpec(run_id="bad-input", source_type="COUNTRY_SKEW_R80", grouping="KEY", workers=2,
+                   splitters=1)  # fmt: skip
+    run_finite(spark, read_delta_stream(spark, str(scratch / "topic")), spec, Warehouse(root),
+               DeltaRsBackend())  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def job(spark, tmp_path_factory):
+    """Run the lakehouse job spec once: KEY and DYNAMIC_KEY over a skewed dataset."""
+    base = tmp_path_factory.mktemp("job")
+    root = base / "lakehouse"
+    code, output = _dkg(
+        "job", "run", str(REPO / "conf" / "jobs" / "lakehouse.yml"), "--warehouse", str(root),
+        "--param", "dataset=COUNTRY_SKEW_R80", "--param", f"messages={MESSAGES}",
+        "--param", "topic=skewed", "--param", "partitions=2", "--param", "workers=4",
+        "--param", "grouping=KEY,DYNAMIC_KEY",
+    )  # fmt: skip
+    _bad_input_run(spark, root, base)
+    register_tables(spark, Warehouse(root))
+    register_views(spark)
+    return {"root": root, "code": code, "output": output}
+
+
+def _record(root: Path) -> dict:
+    (path,) = (root / "_jobs" / "lakehouse").glob("*.json")
+    return json.loads(path.read_text())
+
+
+def test_job_spec_runs_every_task_and_resume_skips_them(job):
+    assert job["code"] == 0, job["output"]
+    record = _record(job["root"])
+    assert record["status"] == "succeeded"
+    assert list(record["tasks"]) == ["produce", "run", "summary"]
+    assert all(t["status"] == "succeeded" and t["exit_code"] == 0 for t in record["tasks"].values())
+    summary = Path(record["tasks"]["summary"]["log"]).read_text()
+    assert "DYNAMIC_KEY" in summary and "KEY" in summary and "dist_cost" in summary
+    # Resuming a finished run runs nothing: every task is reported as done before.
+    code, output = _dkg("job", "run", str(REPO / "conf" / "jobs" / "lakehouse.yml"), "--warehouse",
+                        str(job["root"]), "--resume", "--param", "dataset=COUNTRY_SKEW_R80",
+                        "--param", f"messages={MESSAGES}", "--param", "topic=skewed",
+                        "--param", "partitions=2", "--param", "workers=4",
+                        "--param", "grouping=KEY,DYNAMIC_KEY")  # fmt: skip
+    assert code == 0
+    assert output.count("succeeded earlier") == 3
+    assert _record(job["root"])["tasks"] == record["tasks"] | {
+        k: {**t, "note": "succeeded earlier"} for k, t in record["tasks"].items()}
+
+
+def test_run_comparison_view_equals_cumulative_metrics(spark, job):
+    from chispa import assert_df_equality
+
+    backend = DeltaRsBackend()
+    metrics = backend.read(Warehouse(job["root"]).table_path("gold", "distribution_metrics")).to_pandas()
+    runs = backend.read(Warehouse(job["root"]).table_path("gold", "runs")).to_pandas()
+    cumulative = metrics[metrics["scope"] == "cumulative"].merge(runs[["run_id", "label"]])
+    columns = ["label", "imbalance", "stddev_pct", "dist_cost", "p99_ms", "throughput", "tuples"]
+    expected = spark.createDataFrame(cumulative[columns])
+    actual = spark.table("gold.run_comparison").select(*columns)
+    assert_df_equality(actual, expected, ignore_row_order=True, ignore_nullable=True,
+                       ignore_column_order=True)  # fmt: skip
+    assert sorted(cumulative["label"]) == ["DYNAMIC_KEY", "KEY"]
+
+
+def test_window_metrics_view_adds_up_to_each_run(spark, job):
+    rows = spark.sql("""
+        SELECT w.label, SUM(w.tuples) AS window_tuples, MAX(c.tuples) AS run_tuples, COUNT(*) AS n
+        FROM gold.window_metrics AS w JOIN gold.run_comparison AS c USING (run_id)
+        GROUP BY w.label""").collect()  # fmt: skip
+    assert {r.label for r in rows} == {"KEY", "DYNAMIC_KEY"}
+    assert all(r.window_tuples == r.run_tuples and r.n >= 1 for r in rows)
+    assert set(view_definitions()) >= {"run_comparison", "window_metrics"}
+
+
+def _query(root: Path, name: str) -> list[dict]:
+    code, output = _dkg("sql", "--file", str(REPO / "conf" / "sql" / f"{name}.sql"), "--warehouse",
+                        str(root), "--json", "--limit", "1000")  # fmt: skip
+    assert code == 0
+    return json.loads(output)
+
+
+def test_every_example_query_runs(job):
+    names = sorted(p.stem for p in (REPO / "conf" / "sql").glob("*.sql"))
+    assert names == ["compare_groupings", "hot_keys", "quarantine_reasons", "worker_load_spread"]
+    for name in names:
+        assert isinstance(_query(job["root"], name), list)
+
+
+def test_compare_groupings_ranks_dynamic_key_above_key(job):
+    rows = _query(job["root"], "compare_groupings")
+    assert [r["label"] for r in rows] == ["DYNAMIC_KEY", "KEY"]  # best balance first
+    assert all(r["tuples"] == MESSAGES and r["workers"] == 4 for r in rows)
+    assert rows[0]["imbalance"] < rows[1]["imbalance"]
+    assert rows[1]["dist_cost"] == 1.0 <= rows[0]["dist_cost"] <= 4
+
+
+def test_hot_keys_query_shows_the_hot_country_split(spark, job):
+    rows = _query(job["root"], "hot_keys")
+    dkg = [r for r in rows if r["label"] == "DYNAMIC_KEY"]
+    assert dkg and dkg[0]["key"] == "Turkey" and dkg[0]["max_pool_size"] > 1
+    total = spark.sql("SELECT SUM(k.count) AS n FROM gold.key_counts k JOIN gold.runs r USING (run_id) "
+                      "WHERE r.label = 'DYNAMIC_KEY' AND k.key = 'Turkey'").first().n  # fmt: skip
+    assert dkg[0]["total_count"] == total
+
+
+def test_worker_load_spread_accounts_for_every_tuple(job):
+    rows = _query(job["root"], "worker_load_spread")
+    by_label: dict[str, list[dict]] = {}
+    for row in rows:
+        by_label.setdefault(row["label"], []).append(row)
+    assert sorted(by_label) == ["DYNAMIC_KEY", "KEY"]
+    for windows in by_label.values():
+        assert sum(w["tuples"] for w in windows) == MESSAGES
+        assert all(w["min_tuples"] <= w["max_tuples"] and w["max_over_mean"] >= 1 for w in windows)
+    worst = {label: max(w["max_over_mean"] for w in ws) for label, ws in by_label.items()}
+    assert worst["KEY"] > worst["DYNAMIC_KEY"]
+
+
+def test_quarantine_reasons_count_the_malformed_messages(job):
+    rows = _query(job["root"], "quarantine_reasons")
+    quarantine = DeltaRsBackend().read(Warehouse(job["root"]).table_path("silver", "quarantine"))
+    expected = quarantine.to_pandas().groupby(["run_id", "error"]).size().to_dict()
+    assert {(r["run_id"], r["reason"]): r["messages"] for r in rows} == expected
+    assert sum(r["messages"] for r in rows if r["run_id"] == "bad-input") == len(BAD_PAYLOADS)
