@@ -170,3 +170,11 @@ def test_quarantine_reasons_count_the_malformed_messages(job):
     expected = quarantine.to_pandas().groupby(["run_id", "error"]).size().to_dict()
     assert {(r["run_id"], r["reason"]): r["messages"] for r in rows} == expected
     assert sum(r["messages"] for r in rows if r["run_id"] == "bad-input") == len(BAD_PAYLOADS)
+
+
+def test_an_empty_table_reads_as_no_rows(spark, tmp_path):
+    from pipelines.core.tables import read_delta
+
+    schema = pa.schema([("run_id", pa.string()), ("error", pa.string())])
+    DeltaRsBackend().append(str(tmp_path / "empty"), schema.empty_table(), "empty", 0)
+    assert read_delta(spark, str(tmp_path / "empty")).count() == 0
