@@ -8,23 +8,24 @@ import io
 import json
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
-from bronze.datasets.base import DatasetSpec
-from bronze.datasets.registry import make_dataset
 from gold.views import register_views, view_definitions
 from pipelines.cli import main
 from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend, read_delta_stream, register_tables
-from pipelines.jobs import RunSpec, run_finite
+from pipelines.core.tables import DeltaRsBackend, register_tables
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 MESSAGES = 800
 BAD_PAYLOADS = [b"\xff\xfe not utf-8", b"\xc3\x28", b"{not json"]
+SPEC = str(REPO / "conf" / "jobs" / "lakehouse.yml")
+# 800 messages over 8 s of event time: enough for DYNAMIC_KEY to find and split the hot key.
+PARAMS = [f"--param={p}" for p in (
+    "dataset=COUNTRY_SKEW_R80", f"messages={MESSAGES}", "rate=100", "topic=skewed",
+    "partitions=2", "workers=4", "grouping=KEY,DYNAMIC_KEY")]
 
 
 def _dkg(*argv: str) -> tuple[int, str]:
@@ -34,37 +35,27 @@ def _dkg(*argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def _bad_input_run(spark, root: Path, scratch: Path) -> None:
-    """A run whose topic holds a few malformed messages among good ones (for quarantine)."""
-    batch = next(make_dataset(DatasetSpec(name="COUNTRY_SKEW_R80", messages=20, seed=3))
-                 .messages(batch_size=20))  # fmt: skip
-    payloads = list(batch.payloads) + BAD_PAYLOADS
-    n = len(payloads)
-    table = pa.table({
-        "key": list(batch.keys) + [b"k"] * len(BAD_PAYLOADS), "value": payloads,
-        "topic": ["bad"] * n, "partition": pa.array([0] * n, pa.int32()),
-        "offset": pa.array(np.arange(n), pa.int64()),
-        "timestamp": pa.array([int(batch.timestamps_ms[0]) * 1000] * n, pa.timestamp("us", tz="UTC")),
-    })  # fmt: skip
-    DeltaRsBackend().append(str(scratch / "topic"), table, "topic", 0)
-    spec = RunSpec(run_id="bad-input", source_type="COUNTRY_SKEW_R80", grouping="KEY", workers=2,
-                   splitters=1)  # fmt: skip
-    run_finite(spark, read_delta_stream(spark, str(scratch / "topic")), spec, Warehouse(root),
-               DeltaRsBackend())  # fmt: skip
+def _quarantine_rows(root: Path) -> None:
+    """Malformed messages as the parser quarantines them, appended to the job's
+    (empty) silver.quarantine in its own schema: quarantine_reasons.sql needs rows."""
+    path = Warehouse(root).table_path("silver", "quarantine")
+    schema = DeltaRsBackend().read(path).schema
+    reasons = ["not_utf8", "not_utf8", "not_json"]
+    columns = {
+        "run_id": ["bad-input"] * 3, "splitter": [0] * 3, "partition": [0] * 3,
+        "offset": [5, 9, 12], "error": reasons, "payload": BAD_PAYLOADS,
+    }  # fmt: skip
+    table = pa.table({f.name: pa.array(columns.get(f.name, [None] * 3), f.type) for f in schema})
+    DeltaRsBackend().append(str(path), table, "test-quarantine", 0)
 
 
 @pytest.fixture(scope="module")
-def job(spark, tmp_path_factory):
+def job(spark, tmp_path_factory):  # ~1-2 min: three task processes, two of them Spark
     """Run the lakehouse job spec once: KEY and DYNAMIC_KEY over a skewed dataset."""
     base = tmp_path_factory.mktemp("job")
     root = base / "lakehouse"
-    code, output = _dkg(
-        "job", "run", str(REPO / "conf" / "jobs" / "lakehouse.yml"), "--warehouse", str(root),
-        "--param", "dataset=COUNTRY_SKEW_R80", "--param", f"messages={MESSAGES}",
-        "--param", "topic=skewed", "--param", "partitions=2", "--param", "workers=4",
-        "--param", "grouping=KEY,DYNAMIC_KEY",
-    )  # fmt: skip
-    _bad_input_run(spark, root, base)
+    code, output = _dkg("job", "run", SPEC, "--warehouse", str(root), *PARAMS)
+    _quarantine_rows(root)
     register_tables(spark, Warehouse(root))
     register_views(spark)
     return {"root": root, "code": code, "output": output}
@@ -84,11 +75,7 @@ def test_job_spec_runs_every_task_and_resume_skips_them(job):
     summary = Path(record["tasks"]["summary"]["log"]).read_text()
     assert "DYNAMIC_KEY" in summary and "KEY" in summary and "dist_cost" in summary
     # Resuming a finished run runs nothing: every task is reported as done before.
-    code, output = _dkg("job", "run", str(REPO / "conf" / "jobs" / "lakehouse.yml"), "--warehouse",
-                        str(job["root"]), "--resume", "--param", "dataset=COUNTRY_SKEW_R80",
-                        "--param", f"messages={MESSAGES}", "--param", "topic=skewed",
-                        "--param", "partitions=2", "--param", "workers=4",
-                        "--param", "grouping=KEY,DYNAMIC_KEY")  # fmt: skip
+    code, output = _dkg("job", "run", SPEC, "--warehouse", str(job["root"]), "--resume", *PARAMS)
     assert code == 0
     assert output.count("succeeded earlier") == 3
     assert _record(job["root"])["tasks"] == record["tasks"] | {
@@ -120,30 +107,33 @@ def test_window_metrics_view_adds_up_to_each_run(spark, job):
     assert set(view_definitions()) >= {"run_comparison", "window_metrics"}
 
 
-def _query(root: Path, name: str) -> list[dict]:
-    code, output = _dkg("sql", "--file", str(REPO / "conf" / "sql" / f"{name}.sql"), "--warehouse",
-                        str(root), "--json", "--limit", "1000")  # fmt: skip
-    assert code == 0
-    return json.loads(output)
+@pytest.fixture(scope="module")
+def queries(job) -> dict[str, list[dict]]:
+    """Every conf/sql/*.sql through `dkg sql --file --json`: {file stem: rows}."""
+    results = {}
+    for path in sorted((REPO / "conf" / "sql").glob("*.sql")):
+        code, output = _dkg("sql", "--file", str(path), "--warehouse", str(job["root"]), "--json",
+                            "--limit", "1000")  # fmt: skip
+        assert code == 0, path
+        results[path.stem] = json.loads(output)
+    return results
 
 
-def test_every_example_query_runs(job):
-    names = sorted(p.stem for p in (REPO / "conf" / "sql").glob("*.sql"))
-    assert names == ["compare_groupings", "hot_keys", "quarantine_reasons", "worker_load_spread"]
-    for name in names:
-        assert isinstance(_query(job["root"], name), list)
+def test_every_example_query_is_checked(queries):
+    assert sorted(queries) == ["compare_groupings", "hot_keys", "quarantine_reasons",
+                               "worker_load_spread"]  # fmt: skip
 
 
-def test_compare_groupings_ranks_dynamic_key_above_key(job):
-    rows = _query(job["root"], "compare_groupings")
+def test_compare_groupings_ranks_dynamic_key_above_key(queries):
+    rows = queries["compare_groupings"]
     assert [r["label"] for r in rows] == ["DYNAMIC_KEY", "KEY"]  # best balance first
     assert all(r["tuples"] == MESSAGES and r["workers"] == 4 for r in rows)
     assert rows[0]["imbalance"] < rows[1]["imbalance"]
     assert rows[1]["dist_cost"] == 1.0 <= rows[0]["dist_cost"] <= 4
 
 
-def test_hot_keys_query_shows_the_hot_country_split(spark, job):
-    rows = _query(job["root"], "hot_keys")
+def test_hot_keys_query_shows_the_hot_country_split(spark, queries):
+    rows = queries["hot_keys"]
     dkg = [r for r in rows if r["label"] == "DYNAMIC_KEY"]
     assert dkg and dkg[0]["key"] == "Turkey" and dkg[0]["max_pool_size"] > 1
     total = spark.sql("SELECT SUM(k.count) AS n FROM gold.key_counts k JOIN gold.runs r USING (run_id) "
@@ -151,8 +141,8 @@ def test_hot_keys_query_shows_the_hot_country_split(spark, job):
     assert dkg[0]["total_count"] == total
 
 
-def test_worker_load_spread_accounts_for_every_tuple(job):
-    rows = _query(job["root"], "worker_load_spread")
+def test_worker_load_spread_accounts_for_every_tuple(queries):
+    rows = queries["worker_load_spread"]
     by_label: dict[str, list[dict]] = {}
     for row in rows:
         by_label.setdefault(row["label"], []).append(row)
@@ -164,12 +154,14 @@ def test_worker_load_spread_accounts_for_every_tuple(job):
     assert worst["KEY"] > worst["DYNAMIC_KEY"]
 
 
-def test_quarantine_reasons_count_the_malformed_messages(job):
-    rows = _query(job["root"], "quarantine_reasons")
+def test_quarantine_reasons_count_the_malformed_messages(job, queries):
+    rows = queries["quarantine_reasons"]
     quarantine = DeltaRsBackend().read(Warehouse(job["root"]).table_path("silver", "quarantine"))
     expected = quarantine.to_pandas().groupby(["run_id", "error"]).size().to_dict()
     assert {(r["run_id"], r["reason"]): r["messages"] for r in rows} == expected
-    assert sum(r["messages"] for r in rows if r["run_id"] == "bad-input") == len(BAD_PAYLOADS)
+    assert [(r["reason"], r["messages"]) for r in rows if r["run_id"] == "bad-input"] == [
+        ("not_utf8", 2), ("not_json", 1)]
+    assert rows[0]["example"].startswith("\ufffd")  # the first bad payload, decoded lossily
 
 
 def test_an_empty_table_reads_as_no_rows(spark, tmp_path):
