@@ -23,8 +23,9 @@ logger = logging.getLogger(__name__)
 
 def view_definitions() -> dict[str, str]:
     """``{view name: SELECT text}`` for every ``*.sql`` file of this package, sorted by name."""
-    files = (f for f in resources.files(__package__).iterdir() if f.name.endswith(".sql"))
-    return {f.name.removesuffix(".sql"): f.read_text(encoding="utf-8") for f in sorted(files, key=lambda f: f.name)}
+    files = sorted((f for f in resources.files(__package__).iterdir() if f.name.endswith(".sql")),
+                   key=lambda f: f.name)  # fmt: skip
+    return {f.name.removesuffix(".sql"): f.read_text(encoding="utf-8") for f in files}
 
 
 def register_views(spark: SparkSession) -> list[str]:

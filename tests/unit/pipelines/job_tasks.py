@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["append_main", "fail_main"]
+__all__ = ["append_main", "fail_main", "sleep_main"]
 
 
 def append_main(argv: list[str]) -> int:
@@ -23,3 +23,11 @@ def fail_main(argv: list[str]) -> int:
     """Always fail, saying so."""
     print("boom", argv)
     return 5
+
+
+def sleep_main(argv: list[str]) -> int:
+    """Sleep argv[0] seconds."""
+    import time
+
+    time.sleep(float(argv[0]))
+    return 0

@@ -16,6 +16,7 @@ from pipelines.job_specs.entry_points import resolve_entry_point
 SCRIPTS = {
     "append": "tests.unit.pipelines.job_tasks:append_main",
     "fail": "tests.unit.pipelines.job_tasks:fail_main",
+    "sleep": "tests.unit.pipelines.job_tasks:sleep_main",
 }
 
 
@@ -150,3 +151,14 @@ def test_project_entry_points_resolve_from_pyproject():
     assert resolve_entry_point("dkg-lakehouse", "dkg-produce") == "pipelines.tasks:produce_main"
     assert resolve_entry_point("other_package", "dkg-run") is None
     assert resolve_entry_point("dkg_lakehouse", "nope") is None
+
+
+def test_a_task_past_its_timeout_fails(tmp_path):
+    task = {**_task("slow", entry="sleep", params=["30"]), "timeout_seconds": 1}
+    spec = load_job_spec(_write_spec(tmp_path, [task, _task("after", depends=("slow",))]),
+                         resolve=_resolve)  # fmt: skip
+    run = run_job(spec, spec.parameters, tmp_path / "runs")
+    assert run.tasks["slow"].status == "failed"
+    assert run.tasks["slow"].note == "timed out after 1 s"
+    assert run.tasks["slow"].seconds < 20
+    assert run.tasks["after"].status == "skipped"
