@@ -39,6 +39,9 @@ def add_parser(subparsers: Any) -> None:
     run_parser.add_argument("--warehouse", type=Path,
                             help="warehouse root for run records (and the job's 'warehouse' "
                             "parameter); default: that parameter, else ./lakehouse")  # fmt: skip
+    run_parser.add_argument("--show-output", action="store_true",
+                            help="print each task's output when it ends (default: a failed "
+                            "task's last lines; all output is in the task logs)")  # fmt: skip
     run_parser.add_argument("--resume", action="store_true",
                             help="continue the last run of this job: skip tasks that succeeded")  # fmt: skip
     list_parser = actions.add_parser("list", help="list the job specs in a folder")
@@ -86,7 +89,13 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_result(result: Any) -> None:
+def _log_lines(result: Any) -> list[str]:
+    if not result.log or not Path(result.log).is_file():
+        return []
+    return Path(result.log).read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def _print_result(result: Any, show_output: bool = False) -> None:
     if result.status == "running":
         print(f"  {result.key:<20} running", flush=True)
         return
@@ -97,10 +106,10 @@ def _print_result(result: Any) -> None:
     if result.status == "failed" and result.log:
         detail.append(f"log {result.log}")
     print(f"  {result.key:<20} {result.status:<10} {timing}  {', '.join(detail)}".rstrip(), flush=True)
-    if result.status == "failed" and result.log and Path(result.log).is_file():
-        lines = Path(result.log).read_text(encoding="utf-8", errors="replace").splitlines()
-        for line in lines[-_TAIL_LINES:]:
-            print(f"  | {line}")
+    if result.status in ("succeeded", "failed") and (show_output or result.status == "failed"):
+        lines = _log_lines(result)
+        for line in lines if show_output else lines[-_TAIL_LINES:]:
+            print(f"  | {line}", flush=True)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -115,7 +124,8 @@ def _run(args: argparse.Namespace) -> int:
     warehouse = Warehouse(args.warehouse or Path(parameters.get("warehouse", "lakehouse")))
     runs_dir = warehouse.job_runs(spec.name)
     print(f"job {spec.name}: {len(spec.tasks)} tasks, run records in {runs_dir}", flush=True)
-    job_run = run_job(spec, parameters, runs_dir, resume=args.resume, report=_print_result)
+    job_run = run_job(spec, parameters, runs_dir, resume=args.resume,
+                      report=lambda result: _print_result(result, args.show_output))  # fmt: skip
     seconds = sum(t.seconds for t in job_run.tasks.values())
     if job_run.status == "succeeded":
         print(f"job {spec.name} run {job_run.run_id} succeeded ({seconds:.1f} s of tasks)")

@@ -132,8 +132,9 @@ def test_cli_run_validate_and_bad_spec(tmp_path, capsys, monkeypatch):
     tasks = [_task("first"), _task("boom", entry="fail", depends=("first",)),
              _task("last", depends=("boom",))]
     path = _write_spec(tmp_path, tasks)
-    assert main(["job", "run", str(path), "--warehouse", str(tmp_path / "wh")]) == 1
+    assert main(["job", "run", str(path), "--warehouse", str(tmp_path / "wh"), "--show-output"]) == 1
     out = capsys.readouterr().out
+    assert "  | $ " in out.split("boom", 1)[0]  # the first task's output, shown as it ended
     assert "boom                 failed" in out and "exit 5" in out and "| boom" in out
     assert "last                 skipped" in out
     assert main(["job", "validate", str(path), "--param", f"out={tmp_path}/x"]) == 0
