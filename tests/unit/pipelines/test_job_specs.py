@@ -163,3 +163,15 @@ def test_a_task_past_its_timeout_fails(tmp_path):
     assert run.tasks["slow"].note == "timed out after 1 s"
     assert run.tasks["slow"].seconds < 20
     assert run.tasks["after"].status == "skipped"
+
+
+def test_the_repository_specs_are_valid():
+    conf = Path(__file__).resolve().parents[3] / "conf" / "jobs"
+    lakehouse = load_job_spec(conf / "lakehouse.yml")
+    assert lakehouse.order() == ["produce", "run", "summary"]
+    assert lakehouse.task("run").target == "pipelines.tasks:run_main"
+    compare = load_job_spec(conf / "compare_groupings.yml")
+    order = compare.order()
+    assert order[0] == "produce" and order[-1] == "compare" and len(order) == 9
+    arguments = compare.arguments(compare.task("run_smalops"), compare.parameters, "r")
+    assert "--grouping=SMALOPS" in arguments and "--workers=10" in arguments
