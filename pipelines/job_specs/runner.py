@@ -89,7 +89,12 @@ def _new_run_id(runs_dir: Path) -> str:
 def last_run(runs_dir: Path) -> JobRun | None:
     """The most recent run record in ``runs_dir`` (run ids sort by start time)."""
     records = sorted(runs_dir.glob("*.json"), key=lambda p: (p.stat().st_mtime_ns, p.name))
-    return JobRun.load(records[-1]) if records else None
+    if not records:
+        return None
+    try:
+        return JobRun.load(records[-1])
+    except (OSError, ValueError, TypeError) as exc:
+        raise JobSpecError(f"cannot resume: run record {records[-1]} is unreadable ({exc})") from None
 
 
 def _start(spec: JobSpec, parameters: dict[str, str], runs_dir: Path, resume: bool) -> JobRun:
@@ -139,6 +144,27 @@ def _execute(command: list[str], task: TaskSpec, log_path: Path, cwd: Path | Non
     return result
 
 
+def _run_one(spec: JobSpec, key: str, run: JobRun, runs_dir: Path, python: str,
+             cwd: Path | None, notify: Reporter) -> TaskResult:  # fmt: skip
+    run.tasks[key] = TaskResult(key, "running")
+    run.save(runs_dir)
+    notify(run.tasks[key])
+    task = spec.task(key)
+    log_path = runs_dir / run.run_id / f"{key}.log"
+    try:
+        result = _execute(_command(spec, task, run, python), task, log_path, cwd)
+    except KeyboardInterrupt:
+        # Leave a record that --resume can continue from.
+        run.tasks[key] = TaskResult(key, "failed", note="interrupted", log=str(log_path))
+        run.status, run.finished_at = "failed", _now()
+        run.save(runs_dir)
+        raise
+    run.tasks[key] = result
+    run.save(runs_dir)
+    notify(result)
+    return result
+
+
 def run_job(spec: JobSpec, parameters: Mapping[str, str], runs_dir: Path, *, resume: bool = False,
             report: Reporter | None = None, python: str = sys.executable,
             cwd: Path | None = None) -> JobRun:  # fmt: skip
@@ -157,8 +183,7 @@ def run_job(spec: JobSpec, parameters: Mapping[str, str], runs_dir: Path, *, res
         The finished run; ``status`` is ``succeeded`` or ``failed``.
     """
     run = _start(spec, dict(parameters), runs_dir, resume)
-    logs = runs_dir / run.run_id
-    logs.mkdir(parents=True, exist_ok=True)
+    (runs_dir / run.run_id).mkdir(parents=True, exist_ok=True)
     notify = report or (lambda _result: None)
     failed: str | None = None
     for key in spec.order():
@@ -166,27 +191,11 @@ def run_job(spec: JobSpec, parameters: Mapping[str, str], runs_dir: Path, *, res
         if current.status == "succeeded":
             current.note = "succeeded earlier"
             notify(current)
-            continue
-        if failed is not None:
+        elif failed is not None:
             run.tasks[key] = TaskResult(key, "skipped", note=f"{failed} failed")
             notify(run.tasks[key])
-            continue
-        run.tasks[key] = TaskResult(key, "running")
-        run.save(runs_dir)
-        notify(run.tasks[key])
-        try:
-            result = _execute(_command(spec, spec.task(key), run, python), spec.task(key),
-                              logs / f"{key}.log", cwd)  # fmt: skip
-        except KeyboardInterrupt:
-            run.tasks[key] = TaskResult(key, "failed", note="interrupted")
-            run.status, run.finished_at = "failed", _now()
-            run.save(runs_dir)
-            raise
-        run.tasks[key] = result
-        notify(result)
-        if result.status != "succeeded":
+        elif _run_one(spec, key, run, runs_dir, python, cwd, notify).status != "succeeded":
             failed = key
-        run.save(runs_dir)
     run.status, run.finished_at = ("failed" if failed else "succeeded"), _now()
     run.save(runs_dir)
     logger.debug("job %s run %s %s", spec.name, run.run_id, run.status)

@@ -175,3 +175,12 @@ def test_the_repository_specs_are_valid():
     assert order[0] == "produce" and order[-1] == "compare" and len(order) == 9
     arguments = compare.arguments(compare.task("run_smalops"), compare.parameters, "r")
     assert "--grouping=SMALOPS" in arguments and "--workers=10" in arguments
+
+
+def test_resume_from_an_unreadable_record_is_a_one_line_error(tmp_path):
+    spec = load_job_spec(_write_spec(tmp_path, [_task("a")]), resolve=_resolve)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "20260101-000000.json").write_text("{truncated", encoding="utf-8")
+    with pytest.raises(JobSpecError, match="unreadable"):
+        run_job(spec, spec.parameters, tmp_path / "runs", resume=True)
+    assert not (tmp_path / "out.txt").exists()
