@@ -84,6 +84,8 @@ def produce_main(argv: Sequence[str] | None = None) -> int:
 
     args = _produce_parser().parse_args(_argv(argv))
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
+    if not args.verbose:  # kafka-python logs every connection at INFO
+        logging.getLogger("kafka").setLevel(logging.WARNING)
     try:
         return _produce(args)
     except _user_errors() as exc:
