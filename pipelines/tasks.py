@@ -53,6 +53,7 @@ def _produce_parser() -> argparse.ArgumentParser:
 
 
 def _produce(args: argparse.Namespace) -> int:
+    from bronze.datasets.registry import make_dataset
     from pipelines.commands.common import UsageError, config_from_args
     from pipelines.commands.simulate import dataset_spec
     from pipelines.core.broker import LocalBroker
@@ -62,6 +63,7 @@ def _produce(args: argparse.Namespace) -> int:
     if args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
     spec = dataset_spec(args, config_from_args(args))
+    make_dataset(spec)  # an unknown dataset fails here, before a broker starts
     warehouse = Warehouse(args.warehouse)
     broker = None if args.bootstrap_servers else LocalBroker(warehouse.root / "_kafka")
     bootstrap = args.bootstrap_servers or broker.start()  # type: ignore[union-attr]
