@@ -40,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    from pipelines.commands import bench, check, kafka, produce, report, run, simulate, sql
+    from pipelines.commands import bench, check, job, kafka, produce, report, run, simulate, sql
 
     parser = _Parser(
         prog="dkg",
@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_parser(subparsers)
     report.add_parser(subparsers)
     check.add_parser(subparsers)
+    job.add_parser(subparsers)
     return parser
 
 

@@ -1,4 +1,8 @@
-"""``dkg sql``: Spark SQL over the warehouse's tables by name (``gold.key_counts``, ...)."""
+"""``dkg sql``: Spark SQL over the warehouse's tables by name (``gold.key_counts``, ...).
+
+The gold views (``gold.run_comparison``, ...; see :mod:`gold.views`) are created
+with the tables, and a query may come from a file (``--file conf/sql/x.sql``).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ def add_parser(subparsers: Any) -> None:
         "(bronze.raw_events, silver.routed, gold.distribution_metrics, ...).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )  # fmt: skip
-    parser.add_argument("query", help='e.g. "SELECT * FROM gold.distribution_metrics"')
+    parser.add_argument("query", nargs="?", help='e.g. "SELECT * FROM gold.distribution_metrics"')
+    parser.add_argument("--file", type=Path, help="read the query from this file (e.g. conf/sql/*.sql)")
     parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
     parser.add_argument("--limit", type=non_negative_int, default=100, help="rows to print at most")
     parser.add_argument("--json", action="store_true", help="print rows as JSON")
@@ -28,20 +33,36 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+def _query(args: argparse.Namespace) -> str:
+    if (args.query is None) == (args.file is None):
+        raise UsageError("give a query or --file FILE (one of them)")
+    if args.file is None:
+        return str(args.query)
+    try:
+        text = args.file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    # One statement per file; a trailing ';' is how SQL files usually end.
+    return text.strip().rstrip(";")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Register the tables, run the query, print the rows."""
+    """Register the tables and views, run the query, print the rows."""
     from pyspark.errors import PySparkException
 
+    from gold.views import register_views
     from pipelines.core.paths import Warehouse
     from pipelines.core.spark import build_spark
     from pipelines.core.tables import register_tables
 
+    query = _query(args)
     if not args.warehouse.is_dir():
         raise UsageError(f"no warehouse at {args.warehouse} (run `dkg run` first, or --warehouse)")
     spark = build_spark(app_name="dkg-sql", master=args.master, log_level="ERROR")
     register_tables(spark, Warehouse(args.warehouse))
+    register_views(spark)
     try:
-        rows = [row.asDict(recursive=True) for row in spark.sql(args.query).limit(args.limit).collect()]
+        rows = [row.asDict(recursive=True) for row in spark.sql(query).limit(args.limit).collect()]
     except PySparkException as exc:
         # Spark's message starts with a blank line and ends with the query and a
         # caret; its first non-blank line names the problem.

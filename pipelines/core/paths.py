@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CATALOG_DIR", "CHECKPOINTS_DIR", "LAYERS", "Warehouse", "WarehouseError"]
+__all__ = ["CATALOG_DIR", "CHECKPOINTS_DIR", "JOBS_DIR", "LAYERS", "Warehouse", "WarehouseError"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +27,9 @@ CHECKPOINTS_DIR = "_checkpoints"
 
 CATALOG_DIR = "_catalog"
 """Folder under the root that Spark's in-memory catalog may use for database folders."""
+
+JOBS_DIR = "_jobs"
+"""Folder under the root that holds the run records of ``dkg job run``."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -108,6 +111,10 @@ class Warehouse:
     def catalog_path(self, layer: str) -> Path:
         """A scratch folder for Spark's database of one layer (created if missing)."""
         return _mkdir(self.root / CATALOG_DIR / f"{_check_name('layer', layer)}.db")
+
+    def job_runs(self, job: str) -> Path:
+        """The folder of one job spec's run records and task logs (created if missing)."""
+        return _mkdir(self.root / JOBS_DIR / _check_name("job", job))
 
     def tables(self) -> list[tuple[str, str, Path]]:
         """Delta tables that exist now, as ``(layer, table, path)`` sorted by name.

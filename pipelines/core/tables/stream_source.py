@@ -171,7 +171,10 @@ class DeltaBatchReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         """Balanced groups of the snapshot's live files."""
         files = snapshot_files(self._options.path, self._options.version_as_of)
-        return [DeltaFilesPartition(g) for g in pack_files(files, self._options.min_partitions)]
+        groups = pack_files(files, self._options.min_partitions)
+        # An empty table still needs one (empty) partition: given none, Spark calls
+        # read() with a partition of its own, which has no files to read.
+        return [DeltaFilesPartition(g) for g in groups or [()]]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         """Arrow batches of the partition's files, in the declared schema."""

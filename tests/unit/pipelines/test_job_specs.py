@@ -1,0 +1,186 @@
+"""Job specs: loading and checking, dependency order, failures, resume (tiny tasks, no Spark)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipelines.cli import main
+from pipelines.job_specs import JobSpecError, load_job_spec, run_job
+from pipelines.job_specs.entry_points import resolve_entry_point
+
+# Entry points the tests' specs may call (importable by the task processes, since
+# the checkout is on their PYTHONPATH).
+SCRIPTS = {
+    "append": "tests.unit.pipelines.job_tasks:append_main",
+    "fail": "tests.unit.pipelines.job_tasks:fail_main",
+    "sleep": "tests.unit.pipelines.job_tasks:sleep_main",
+}
+
+
+def _resolve(package: str, entry_point: str) -> str | None:
+    return SCRIPTS.get(entry_point) if package == "dkg_lakehouse" else None
+
+
+def _task(key: str, entry: str = "append", depends: tuple[str, ...] = (), params=None) -> dict:
+    task = {"task_key": key, "python_wheel_task": {
+        "package_name": "dkg_lakehouse", "entry_point": entry,
+        "parameters": params if params is not None else ["{{job.parameters.out}}", key]}}
+    if depends:
+        task["depends_on"] = [{"task_key": d} for d in depends]
+    return task
+
+
+def _write_spec(tmp_path: Path, tasks: list[dict], name: str = "demo") -> Path:
+    spec = {"resources": {"jobs": {name: {
+        "name": name,
+        "parameters": [{"name": "out", "default": str(tmp_path / "out.txt")}, {"name": "n", "default": 3}],
+        "tasks": tasks}}}}
+    path = tmp_path / f"{name}.yml"
+    path.write_text(json.dumps(spec), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+DIAMOND = [_task("report", depends=("left", "right")), _task("right", depends=("start",)),
+           _task("left", depends=("start",)), _task("start")]
+
+
+def test_order_is_topological_and_stable(tmp_path):
+    spec = load_job_spec(_write_spec(tmp_path, DIAMOND), resolve=_resolve)
+    assert spec.order() == ["start", "right", "left", "report"]
+    assert spec.task("report").depends_on == ("left", "right")
+
+
+def test_references_are_substituted(tmp_path):
+    tasks = [_task("a", params=["{{job.parameters.n}}", "{{ job.name }}", "{{task.name}}",
+                                "x{{job.run_id}}"])]
+    spec = load_job_spec(_write_spec(tmp_path, tasks), resolve=_resolve)
+    parameters = spec.resolve_parameters({"n": "7"})
+    assert spec.arguments(spec.task("a"), parameters, "r1") == ["7", "demo", "a", "xr1"]
+    with pytest.raises(JobSpecError, match="no parameter 'nope'"):
+        spec.resolve_parameters({"nope": "1"})
+
+
+def test_named_parameters_become_options(tmp_path):
+    task = _task("a")
+    task["python_wheel_task"].pop("parameters")
+    task["python_wheel_task"]["named_parameters"] = {"messages": 10, "topic": "t"}
+    spec = load_job_spec(_write_spec(tmp_path, [task]), resolve=_resolve)
+    assert spec.arguments(spec.task("a"), spec.parameters, "r") == ["--messages=10", "--topic=t"]
+
+
+@pytest.mark.parametrize(("tasks", "message"), [
+    ([_task("a", depends=("ghost",))], "depends on unknown task 'ghost'"),
+    ([_task("a", depends=("b",)), _task("b", depends=("a",))], "cycle"),
+    ([_task("a"), _task("a")], "used twice"),
+    ([_task("a", entry="missing")], "entry point 'missing'"),
+    ([_task("a", params=["{{job.parameters.typo}}"])], "unknown reference"),
+    ([], "tasks"),
+    ([{**_task("a"), "depend_on": []}], "depend_on"),
+])
+def test_bad_specs_are_one_line_errors(tmp_path, tasks, message):
+    with pytest.raises(JobSpecError, match=message) as caught:
+        load_job_spec(_write_spec(tmp_path, tasks), resolve=_resolve)
+    assert "\n" not in str(caught.value)
+
+
+def test_yaml_error_and_missing_file(tmp_path):
+    bad = tmp_path / "bad.yml"
+    bad.write_text("resources:\n  jobs: [unclosed\n", encoding="utf-8")
+    with pytest.raises(JobSpecError, match="not valid YAML"):
+        load_job_spec(bad, resolve=_resolve)
+    with pytest.raises(JobSpecError, match="cannot read"):
+        load_job_spec(tmp_path / "none.yml", resolve=_resolve)
+
+
+def test_run_in_order_and_record(tmp_path):
+    spec = load_job_spec(_write_spec(tmp_path, DIAMOND), resolve=_resolve)
+    seen = []
+    run = run_job(spec, spec.parameters, tmp_path / "runs", report=lambda r: seen.append((r.key, r.status)))
+    assert run.status == "succeeded"
+    assert (tmp_path / "out.txt").read_text().split() == ["start", "right", "left", "report"]
+    assert seen[:2] == [("start", "running"), ("start", "succeeded")]
+    record = json.loads((tmp_path / "runs" / f"{run.run_id}.json").read_text())
+    assert {k: t["status"] for k, t in record["tasks"].items()} == dict.fromkeys(
+        ["start", "right", "left", "report"], "succeeded")
+    assert all(t["seconds"] > 0 for t in record["tasks"].values())
+
+
+def test_failure_stops_and_resume_skips_succeeded(tmp_path):
+    spec = load_job_spec(_write_spec(tmp_path, DIAMOND), resolve=_resolve)
+    (tmp_path / "fail-left").touch()
+    first = run_job(spec, spec.parameters, tmp_path / "runs")
+    assert first.status == "failed"
+    assert {k: t.status for k, t in first.tasks.items()} == {
+        "start": "succeeded", "right": "succeeded", "left": "failed", "report": "skipped"}
+    assert first.tasks["left"].exit_code == 3
+    assert "asked to fail" in Path(first.tasks["left"].log).read_text()
+    (tmp_path / "fail-left").unlink()
+    second = run_job(spec, spec.parameters, tmp_path / "runs", resume=True)
+    assert second.status == "succeeded"
+    assert second.run_id == first.run_id
+    # start and right ran once: the resumed run only ran left and report.
+    assert (tmp_path / "out.txt").read_text().split() == ["start", "right", "left", "report"]
+    with pytest.raises(JobSpecError, match="other parameters"):
+        run_job(spec, {**spec.parameters, "n": "9"}, tmp_path / "runs", resume=True)
+
+
+def test_cli_run_validate_and_bad_spec(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("pipelines.job_specs.spec.resolve_entry_point", _resolve)
+    tasks = [_task("first"), _task("boom", entry="fail", depends=("first",)),
+             _task("last", depends=("boom",))]
+    path = _write_spec(tmp_path, tasks)
+    assert main(["job", "run", str(path), "--warehouse", str(tmp_path / "wh"), "--show-output"]) == 1
+    out = capsys.readouterr().out
+    assert "  | $ " in out.split("boom", 1)[0]  # the first task's output, shown as it ended
+    assert "boom                 failed" in out and "exit 5" in out and "| boom" in out
+    assert "last                 skipped" in out
+    assert main(["job", "validate", str(path), "--param", f"out={tmp_path}/x"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "job demo: 3 tasks, valid"
+    assert lines[2] == f"  boom (after first): fail {tmp_path}/x boom"
+    cyclic = _write_spec(tmp_path, [_task("a", depends=("a",))], name="cyclic")
+    assert main(["job", "run", str(cyclic)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dkg job: error:") and "cycle" in err and err.count("\n") == 1
+
+
+def test_project_entry_points_resolve_from_pyproject():
+    assert resolve_entry_point("dkg_lakehouse", "dkg-run") == "pipelines.tasks:run_main"
+    assert resolve_entry_point("dkg-lakehouse", "dkg-produce") == "pipelines.tasks:produce_main"
+    assert resolve_entry_point("other_package", "dkg-run") is None
+    assert resolve_entry_point("dkg_lakehouse", "nope") is None
+
+
+def test_a_task_past_its_timeout_fails(tmp_path):
+    task = {**_task("slow", entry="sleep", params=["30"]), "timeout_seconds": 1}
+    spec = load_job_spec(_write_spec(tmp_path, [task, _task("after", depends=("slow",))]),
+                         resolve=_resolve)  # fmt: skip
+    run = run_job(spec, spec.parameters, tmp_path / "runs")
+    assert run.tasks["slow"].status == "failed"
+    assert run.tasks["slow"].note == "timed out after 1 s"
+    assert run.tasks["slow"].seconds < 20
+    assert run.tasks["after"].status == "skipped"
+
+
+def test_the_repository_specs_are_valid():
+    conf = Path(__file__).resolve().parents[3] / "conf" / "jobs"
+    lakehouse = load_job_spec(conf / "lakehouse.yml")
+    assert lakehouse.order() == ["produce", "run", "summary"]
+    assert lakehouse.task("run").target == "pipelines.tasks:run_main"
+    compare = load_job_spec(conf / "compare_groupings.yml")
+    order = compare.order()
+    assert order[0] == "produce" and order[-1] == "compare" and len(order) == 9
+    arguments = compare.arguments(compare.task("run_smalops"), compare.parameters, "r")
+    assert "--grouping=SMALOPS" in arguments and "--workers=10" in arguments
+
+
+def test_resume_from_an_unreadable_record_is_a_one_line_error(tmp_path):
+    spec = load_job_spec(_write_spec(tmp_path, [_task("a")]), resolve=_resolve)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "20260101-000000.json").write_text("{truncated", encoding="utf-8")
+    with pytest.raises(JobSpecError, match="unreadable"):
+        run_job(spec, spec.parameters, tmp_path / "runs", resume=True)
+    assert not (tmp_path / "out.txt").exists()
