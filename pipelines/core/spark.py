@@ -164,6 +164,8 @@ def _base_conf(
         # Progress bars interleave with logs and test output.
         "spark.ui.showConsoleProgress": str(ui).lower(),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Workers fork from a daemon that has the pipeline's code loaded already.
+        "spark.python.daemon.module": "pipelines.worker_daemon",
         # Event times are UTC everywhere; the machine's zone must not leak in.
         "spark.sql.session.timeZone": "UTC",
         # The catalog is in-memory and our tables are external (see
