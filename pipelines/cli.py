@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    from pipelines.commands import bench, kafka, produce, run, simulate, sql
+    from pipelines.commands import bench, join, kafka, produce, run, simulate, sql
 
     parser = argparse.ArgumentParser(
         prog="dkg",
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     kafka.add_parser(subparsers)
     bench.add_parser(subparsers)
     sql.add_parser(subparsers)
+    join.add_parser(subparsers)
     return parser
 
 
