@@ -18,7 +18,8 @@ output:
    of turning its partners into false "unmatched" rows. A pending left with
    ``created + window_ms < expiry`` is emitted unmatched; a pending right that
    old is an orphan, or *late* when its left was already emitted unmatched
-   (those left ids are remembered for one more window).
+   (those left ids are remembered while expiry moves on by one window plus
+   the sync-delay).
 
 State is bounded by the window: everything older than ``expiry - window_ms``
 has left it. ``snapshot()``/``restore()`` turn it into Arrow IPC bytes.
@@ -154,11 +155,13 @@ class JoinEngine:
         for rid in [r for r, item in state.lefts.items() if item.created < horizon]:
             item = state.lefts.pop(rid)
             out.add("unmatched", rid, item, None, clock, expiry)
-            state.expired[rid] = item.created
+            state.expired[rid] = expiry
         for rid in [r for r, item in state.rights.items() if item.created < horizon]:
             item = state.rights.pop(rid)
             out.add("late_right" if rid in state.expired else "orphan_right", rid, None, item,
                     clock, expiry)  # fmt: skip
-        # A right is at most window_ms younger than its left: one window later none can come.
-        for rid in [r for r, created in state.expired.items() if created < horizon - self.params.window_ms]:
+        # Remember expired lefts for one window plus sync-delay of expiry progress: a
+        # partner arriving within that is counted late, anything later as an orphan.
+        keep = self.params.window_ms + self.params.sync_delay_ms
+        for rid in [r for r, when in state.expired.items() if expiry - when > keep]:
             del state.expired[rid]

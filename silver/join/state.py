@@ -34,7 +34,10 @@ class Pending(NamedTuple):
 
 @dataclass
 class JoinState:
-    """Pending lefts and rights by id, expired left ids, progress per ``(side, partition)``."""
+    """Pending lefts and rights by id, progress per ``(side, partition)``.
+
+    ``expired`` maps a left id emitted unmatched to the expiry time at which it was.
+    """
 
     lefts: dict[str, Pending] = field(default_factory=dict)
     rights: dict[str, Pending] = field(default_factory=dict)
