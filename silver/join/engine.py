@@ -9,9 +9,11 @@ output:
 1. Progress: for every source partition ``(side, partition)`` the largest
    creation time seen. Records of one partition arrive roughly in creation
    order, so that is how far the partition has been consumed.
-2. Matching, one left to at most one right (1 -> 0..1): a record whose partner
-   is pending and within ``window_ms`` (on creation time) is emitted as a pair;
-   otherwise it waits in state.
+2. Matching, one left to at most one right (1 -> 0..1): the batch's records
+   join the pending ones (a repeated id while its first copy waits is a
+   ``duplicate``); every id pending on both sides within ``window_ms`` (on
+   creation time) is emitted as a pair and leaves; the rest waits. Vectorized:
+   one merge per batch, not a Python step per record.
 3. Expiry: ``expiry = min(progress over every expected partition) - sync_delay_ms``.
    The slowest partition governs: while any partition lags (or has not been
    seen), expiry stays behind it, so a stalled partition pauses expiry instead
@@ -27,13 +29,13 @@ has left it. ``snapshot()``/``restore()`` turn it into Arrow IPC bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from silver.join.state import JoinState, Pending
+from silver.join.sharding import stack
+from silver.join.state import PENDING_COLUMNS, JoinState
 
 __all__ = ["OUTPUT_COLUMNS", "JoinEngine", "JoinParams"]
 
@@ -65,15 +67,27 @@ class JoinParams:
             raise ValueError("each topic needs at least one partition")
 
 
-@dataclass
-class _Out:
-    rows: list[tuple] = field(default_factory=list)
+def _left_rows(record: str, frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"record": record, "id": frame["id"].to_numpy(),
+                         "left_created_ms": frame["created_ms"].to_numpy(),
+                         "left_partition": frame["partition"].to_numpy(),
+                         "left_offset": frame["offset"].to_numpy()})  # fmt: skip
 
-    def add(self, record: str, rid: str, left: Pending | None, right: Pending | None,
-            clock: int | None, expiry: int | None) -> None:  # fmt: skip
-        self.rows.append((record, rid, left and left.created, right and right.created,
-                          left and left.partition, left and left.offset,
-                          right and right.partition, right and right.offset, clock, expiry))  # fmt: skip
+
+def _right_rows(record: str | np.ndarray, frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"record": record, "id": frame["id"].to_numpy(),
+                         "right_created_ms": frame["created_ms"].to_numpy(),
+                         "right_partition": frame["partition"].to_numpy(),
+                         "right_offset": frame["offset"].to_numpy()})  # fmt: skip
+
+
+def _add(pending: pd.DataFrame, new: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Pending records plus new ones; a repeated id keeps its first record, the rest are duplicates."""
+    if new.empty:
+        return pending, new
+    combined = pd.concat([pending, new], ignore_index=True) if not pending.empty else new
+    repeated = combined["id"].duplicated(keep="first").to_numpy()
+    return combined[~repeated].reset_index(drop=True), combined[repeated]
 
 
 class JoinEngine:
@@ -105,14 +119,21 @@ class JoinEngine:
         """Process one batch (any order; it is sorted first); returns the emitted rows."""
         ordered = rows.sort_values(["side", "partition", "offset"], kind="stable")
         self._advance(ordered)
-        out = _Out()
-        clock = self.state.clock
         records = ordered[ordered["id"].notna() & ordered["created_ms"].notna()]
-        self._match(zip(records["side"].tolist(), records["partition"].tolist(),
-                        records["offset"].tolist(), records["id"].tolist(),
-                        records["created_ms"].tolist(), strict=True), out, clock)  # fmt: skip
-        self._expire(out, clock)
-        return pd.DataFrame(out.rows, columns=OUTPUT_COLUMNS)
+        records = records.astype({"created_ms": np.int64, "partition": np.int32, "offset": np.int64})
+        side = records["side"].to_numpy()
+        state = self.state
+        state.lefts, left_dups = _add(state.lefts, records[side == 0][PENDING_COLUMNS])
+        state.rights, right_dups = _add(state.rights, records[side == 1][PENDING_COLUMNS])
+        # A record repeated while its first copy still waits (a replay): the first keeps its place.
+        out = [_left_rows("duplicate", left_dups), _right_rows("duplicate", right_dups),
+               self._match()]  # fmt: skip
+        expiry = self.expiry()
+        if expiry is not None:
+            out.extend(self._expire(expiry))
+        emitted = stack([frame for frame in out if not frame.empty] or [out[0]], OUTPUT_COLUMNS)
+        emitted["clock_ms"] = state.clock
+        return emitted
 
     def _advance(self, rows: pd.DataFrame) -> None:
         timed = rows[rows["created_ms"].notna()]
@@ -129,39 +150,40 @@ class JoinEngine:
         if not records.empty:
             self.state.clock = max(self.state.clock or -(1 << 62), int(np.max(records)))
 
-    def _match(self, records: Iterable[tuple], out: _Out, clock: int | None) -> None:
-        window = self.params.window_ms
-        lefts, rights = self.state.lefts, self.state.rights
-        for side, partition, offset, rid, created in records:
-            item = Pending(int(created), int(partition), int(offset))
-            mine, theirs = (lefts, rights) if side == 0 else (rights, lefts)
-            partner = theirs.get(rid)
-            if partner is not None and abs(partner.created - item.created) <= window:
-                del theirs[rid]
-                left, right = (item, partner) if side == 0 else (partner, item)
-                out.add("matched", rid, left, right, clock, None)
-            elif rid in mine:
-                # A replayed or repeated record: the first one keeps its place.
-                out.add("duplicate", rid, *((item, None) if side == 0 else (None, item)), clock, None)
-            else:
-                mine[rid] = item
-
-    def _expire(self, out: _Out, clock: int | None) -> None:
-        expiry = self.expiry()
-        if expiry is None:
-            return
-        horizon = expiry - self.params.window_ms
+    def _match(self) -> pd.DataFrame:
         state = self.state
-        for rid in [r for r, item in state.lefts.items() if item.created < horizon]:
-            item = state.lefts.pop(rid)
-            out.add("unmatched", rid, item, None, clock, expiry)
-            state.expired[rid] = expiry
-        for rid in [r for r, item in state.rights.items() if item.created < horizon]:
-            item = state.rights.pop(rid)
-            out.add("late_right" if rid in state.expired else "orphan_right", rid, None, item,
-                    clock, expiry)  # fmt: skip
+        pairs = state.lefts.merge(state.rights, on="id", suffixes=("_l", "_r"))
+        pairs = pairs[(pairs["created_ms_r"] - pairs["created_ms_l"]).abs() <= self.params.window_ms]
+        if not pairs.empty:
+            matched = pairs["id"].to_numpy()
+            state.lefts = state.lefts[~state.lefts["id"].isin(matched)].reset_index(drop=True)
+            state.rights = state.rights[~state.rights["id"].isin(matched)].reset_index(drop=True)
+        return pd.DataFrame({"record": "matched", "id": pairs["id"].to_numpy(),
+                             "left_created_ms": pairs["created_ms_l"].to_numpy(),
+                             "right_created_ms": pairs["created_ms_r"].to_numpy(),
+                             "left_partition": pairs["partition_l"].to_numpy(),
+                             "left_offset": pairs["offset_l"].to_numpy(),
+                             "right_partition": pairs["partition_r"].to_numpy(),
+                             "right_offset": pairs["offset_r"].to_numpy()})  # fmt: skip
+
+    def _expire(self, expiry: int) -> list[pd.DataFrame]:
+        state = self.state
+        horizon = expiry - self.params.window_ms
+        old = (state.lefts["created_ms"] < horizon).to_numpy()
+        unmatched, state.lefts = state.lefts[old], state.lefts[~old].reset_index(drop=True)
+        if len(unmatched):
+            gone = pd.DataFrame({"id": unmatched["id"].to_numpy(), "expiry_ms": expiry})
+            state.expired = pd.concat([state.expired, gone], ignore_index=True) \
+                if len(state.expired) else gone
+        old = (state.rights["created_ms"] < horizon).to_numpy()
+        leftover, state.rights = state.rights[old], state.rights[~old].reset_index(drop=True)
+        late = leftover["id"].isin(state.expired["id"]).to_numpy()
         # Remember expired lefts for one window plus sync-delay of expiry progress: a
         # partner arriving within that is counted late, anything later as an orphan.
         keep = self.params.window_ms + self.params.sync_delay_ms
-        for rid in [r for r, when in state.expired.items() if expiry - when > keep]:
-            del state.expired[rid]
+        state.expired = state.expired[expiry - state.expired["expiry_ms"] <= keep].reset_index(drop=True)
+        rows = [_left_rows("unmatched", unmatched),
+                _right_rows(np.where(late, "late_right", "orphan_right"), leftover)]  # fmt: skip
+        for frame in rows:
+            frame["expiry_ms"] = expiry
+        return rows
