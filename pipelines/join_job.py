@@ -24,6 +24,7 @@ from pyspark.sql import SparkSession
 from bronze.join_data import JoinData, JoinDataSpec, generate, produce_phase
 from gold.join_stats import refresh_join_gold
 from pipelines.core.broker import BrokerError, end_offsets, topic_exists
+from pipelines.core.config import JoinConfig
 from pipelines.core.kafka_source import read_kafka_stream
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables.base import TableBackend
@@ -31,7 +32,8 @@ from silver.join.engine import JoinParams
 from silver.join.sink import join_batch_writer
 from silver.join.stream import join_stream
 
-__all__ = ["JoinRequest", "JoinResult", "ensure_phase", "ground_truth_check", "join_run_id", "run_join"]
+__all__ = ["JoinRequest", "JoinResult", "data_spec", "ensure_phase", "ground_truth_check",
+           "join_run_id", "run_join"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +58,19 @@ class JoinResult:
     run_id: str
     summary: dict[str, Any]
     join_seconds: float
+
+
+def data_spec(conf: JoinConfig, **overrides: Any) -> JoinDataSpec:
+    """The generator spec of the ``join:`` config, with command-line ``overrides`` (None: unset).
+
+    Raises:
+        ValueError: the spec cannot be generated.
+    """
+    fields = ("lefts", "match_ratio", "rate", "partitions", "gap_mean_ms", "gap_max_ms",
+              "jump_fraction", "jump_max_ms", "stall_at_fraction", "seed")  # fmt: skip
+    values = {name: getattr(conf, name) for name in fields}
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return JoinDataSpec(**values)
 
 
 def join_run_id(request: JoinRequest) -> str:

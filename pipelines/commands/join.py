@@ -11,6 +11,7 @@ tables are. The same command started again resumes from its checkpoint.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ from pipelines.commands.common import UsageError, add_config_options, config_fro
 __all__ = ["add_parser", "run"]
 
 COLUMNS = ("lefts", "matched", "unmatched", "match_rate", "latency_p50_ms", "latency_p99_ms",
-           "late_rights", "orphan_rights", "duplicates_removed", "missed", "false_unmatched")  # fmt: skip
+           "late_rights", "orphan_rights", "duplicates_removed", "missed", "false_unmatched",
+           "wrong_pairs")  # fmt: skip
 
 
 def add_parser(subparsers: Any) -> None:
@@ -45,27 +47,17 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _pick(args: argparse.Namespace, config: Any, name: str) -> Any:
-    value = getattr(args, name, None)
-    return getattr(config, name) if value is None else value
-
-
 def _request(args: argparse.Namespace, bootstrap: str) -> Any:
-    from bronze.join_data import JoinDataSpec
-    from pipelines.join_job import JoinRequest
+    from pipelines.join_job import JoinRequest, data_spec
     from silver.join import JoinParams
 
     conf = config_from_args(args).join
-    values = {name: _pick(args, conf, name) for name in ("lefts", "match_ratio", "partitions",
-                                                         "window_ms", "sync_delay_ms",
-                                                         "jump_max_ms", "seed")}  # fmt: skip
     try:
-        data = JoinDataSpec(lefts=values["lefts"], match_ratio=values["match_ratio"], rate=conf.rate,
-                            partitions=values["partitions"], gap_mean_ms=conf.gap_mean_ms,
-                            gap_max_ms=conf.gap_max_ms, jump_fraction=conf.jump_fraction,
-                            jump_max_ms=values["jump_max_ms"], stall_partition=args.stall_partition,
-                            stall_at_fraction=conf.stall_at_fraction, seed=values["seed"])  # fmt: skip
-        params = JoinParams(values["window_ms"], values["sync_delay_ms"],
+        data = data_spec(conf, lefts=args.lefts, match_ratio=args.match_ratio,
+                         partitions=args.partitions, jump_max_ms=args.jump_max_ms, seed=args.seed,
+                         stall_partition=args.stall_partition)  # fmt: skip
+        params = JoinParams(conf.window_ms if args.window_ms is None else args.window_ms,
+                            conf.sync_delay_ms if args.sync_delay_ms is None else args.sync_delay_ms,
                             (data.partitions, data.partitions))  # fmt: skip
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -87,11 +79,12 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.join_job import ground_truth_check, run_join
     from pipelines.progress import ProgressReporter
 
+    request = _request(args, "")  # a bad option fails before anything starts
     warehouse = Warehouse(args.warehouse)
     broker = None if args.bootstrap_servers else LocalBroker(warehouse.root / "_kafka")
     bootstrap = args.bootstrap_servers or broker.start()  # type: ignore[union-attr]
     try:
-        request = _request(args, bootstrap)
+        request = dataclasses.replace(request, bootstrap=bootstrap)
         spark = build_spark(app_name="dkg-join", master=args.master or "local[2]")
         backend = DeltaRsBackend()
         with ProgressReporter(request.data.lefts * 2, unit="msg") as progress:

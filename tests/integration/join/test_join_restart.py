@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bronze.join_data import JoinDataSpec
+from pipelines.core.config import load_config
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables import DeltaRsBackend
-from pipelines.join_job import JoinRequest, ground_truth_check, join_run_id
+from pipelines.join_job import JoinRequest, data_spec, ground_truth_check, join_run_id
 from silver.join import JoinParams
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -57,7 +57,7 @@ def test_killed_join_resumes_without_losing_a_match(join_bootstrap, tmp_path):
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert "false_unmatched" in finished.stdout
 
-    spec = JoinDataSpec(lefts=LEFTS, partitions=2)
+    spec = data_spec(load_config().join, lefts=LEFTS, partitions=2)
     run_id = join_run_id(JoinRequest(spec, TOPICS, join_bootstrap, JoinParams(), shards=2))
     backend = DeltaRsBackend()
     assert ground_truth_check(backend, warehouse, run_id, spec) == {
