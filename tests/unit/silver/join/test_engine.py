@@ -31,10 +31,10 @@ def _assert_exact(out: pd.DataFrame, spec: JoinDataSpec) -> None:
     assert (out["record"].isin(["matched", "unmatched", "state"])).all()
 
 
-@pytest.mark.parametrize("shards", [1, 2, 3])
+@pytest.mark.parametrize("shards", [1, 3])
 @pytest.mark.parametrize("batch", [1_500, 5_000])
 def test_in_order_data_finds_every_match(shards, batch):
-    spec = JoinDataSpec(lefts=4_000, jump_fraction=0.0, seed=1)
+    spec = JoinDataSpec(lefts=3_000, jump_fraction=0.0, seed=1)
     out, _ = _run(spec, shards, batch)
     _assert_exact(out, spec)
 
@@ -126,19 +126,21 @@ def test_state_round_trips_and_rejects_garbage():
 
 
 def test_state_stays_bounded_by_the_window_on_a_long_stream():
-    spec = JoinDataSpec(lefts=120_000, rate=10_000, jump_fraction=0.05, seed=6)
+    # A 12 s stream: pending records fill up in window + sync-delay (2.5 s), and
+    # expired ids are remembered for another 2.5 s; after that the state is flat.
+    spec = JoinDataSpec(lefts=60_000, rate=5_000, jump_fraction=0.05, seed=6)
     data = generate(spec)
     join = LocalJoin(PARAMS, shards=2)
-    sizes = []
-    for batch in generated_batches(data.records, 5_000):
-        join.process(batch)
+    sizes, pending = [], []
+    for batch in generated_batches(data.records, 4_000):
+        state = join.process(batch).query("record == 'state'")
         sizes.append(join.state_bytes())
-    steady = sizes[2:-2]  # a 12 s stream: skip the fill-up and the closing flush
-    # window + sync-delay + one batch (0.25 s) + jumps at 10k lefts/s, both sides.
-    bound = (2_000 + 500 + 500 + 300) / 1000 * 10_000 * 2
-    pending_bytes = max(steady) / bound
-    assert max(steady[len(steady) // 2:]) <= 1.2 * max(steady[: len(steady) // 2])
-    assert pending_bytes < 60  # bytes per entry: the state is a window, not the stream
+        pending.append(int(state["pending_left"].sum() + state["pending_right"].sum()))
+    steady = sizes[len(sizes) // 3:-2]  # skip the fill-up and the closing flush
+    assert max(steady[len(steady) // 2:]) <= 1.1 * max(steady[: len(steady) // 2])
+    # Pending: at most window + sync-delay + one batch (0.4 s) + jumps at 5k lefts/s, both sides.
+    assert max(pending) <= (2_000 + 500 + 400 + 300) / 1000 * 5_000 * 2
+    assert max(pending) > 1_000
     # The closing heartbeats flush every pending record (only expired ids stay, for late rights).
     final = [JoinState.from_bytes(snapshot) for snapshot in join.snapshots.values()]
     assert all(state.lefts.empty and state.rights.empty for state in final)
