@@ -113,6 +113,10 @@ def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, back
              .option("checkpointLocation", str(warehouse.checkpoint(f"{run_id}-join")))
              .trigger(availableNow=True).start())  # fmt: skip
     query.awaitTermination()
+    for progress in query.recentProgress:
+        logger.info("join batch %s: %s rows in %s ms (%s)", progress.get("batchId"),
+                    progress.get("numInputRows"), progress.get("durationMs", {}).get("triggerExecution"),
+                    progress.get("durationMs"))  # fmt: skip
 
 
 def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, backend: TableBackend,
