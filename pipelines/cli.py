@@ -40,7 +40,18 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    from pipelines.commands import bench, check, job, kafka, produce, report, run, simulate, sql
+    from pipelines.commands import (
+        bench,
+        check,
+        job,
+        join,
+        kafka,
+        produce,
+        report,
+        run,
+        simulate,
+        sql,
+    )
 
     parser = _Parser(
         prog="dkg",
@@ -57,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_parser(subparsers)
     check.add_parser(subparsers)
     job.add_parser(subparsers)
+    join.add_parser(subparsers)
     return parser
 
 

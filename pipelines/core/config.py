@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 __all__ = [
     "AppConfig",
     "ConfigError",
+    "JoinConfig",
     "QualityConfig",
     "SimulateConfig",
     "default_conf_dir",
@@ -66,11 +67,32 @@ class QualityConfig(_Frozen):
     examples: int = Field(default=3, ge=1, le=20)
 
 
+class JoinConfig(_Frozen):
+    """Defaults of ``dkg join`` (the stream-stream join; times in ms of creation time)."""
+
+    lefts: int = Field(default=200_000, ge=1)
+    match_ratio: float = Field(default=0.9, ge=0, le=1)
+    rate: float = Field(default=20_000.0, gt=0)
+    partitions: int = Field(default=4, ge=1)
+    gap_mean_ms: float = Field(default=200.0, ge=0)
+    gap_max_ms: int = Field(default=1_000, ge=0)
+    jump_fraction: float = Field(default=0.02, ge=0, le=1)
+    jump_max_ms: int = Field(default=300, ge=0)
+    stall_at_fraction: float = Field(default=0.5, ge=0, le=1)
+    seed: int = 42
+    window_ms: int = Field(default=2_000, ge=0)
+    sync_delay_ms: int = Field(default=500, ge=0)
+    shards: int = Field(default=2, ge=1)
+    max_offsets_per_trigger: int = Field(default=200_000, ge=1)
+    stats_window_ms: int = Field(default=10_000, gt=0)
+
+
 class AppConfig(_Frozen):
     """The whole configuration."""
 
     simulate: SimulateConfig = SimulateConfig()
     quality: QualityConfig = QualityConfig()
+    join: JoinConfig = JoinConfig()
     groupings: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def grouping_params(self, name: str) -> dict[str, Any]:

@@ -1,0 +1,17 @@
+"""A real local Kafka-protocol broker for the join tests (noida-db on a free loopback port)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pipelines.core.broker import LocalBroker
+
+
+@pytest.fixture(scope="module")
+def join_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    broker = LocalBroker(tmp_path_factory.mktemp("join-kafka"))
+    bootstrap = broker.start()
+    yield bootstrap
+    broker.stop()

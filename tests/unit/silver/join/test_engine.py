@@ -1,0 +1,146 @@
+"""The join state machine against the generator's ground truth, without Spark."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from bronze.join_data import JoinDataSpec, generate
+from silver.join.engine import JoinEngine, JoinParams
+from silver.join.local import LocalJoin, generated_batches
+from silver.join.operator import join_shard_rows
+from silver.join.state import JoinState, JoinStateError
+
+PARAMS = JoinParams(window_ms=2_000, sync_delay_ms=500, partitions=(4, 4))
+
+
+def _run(spec: JoinDataSpec, shards: int = 2, batch: int = 5_000) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    data = generate(spec)
+    join = LocalJoin(PARAMS, shards=shards)
+    phases = [join.run(generated_batches(data.phase(p), batch)) for p in range(data.phases)]
+    return pd.concat(phases, ignore_index=True), phases
+
+
+def _assert_exact(out: pd.DataFrame, spec: JoinDataSpec) -> None:
+    data = generate(spec)
+    matched = out[out["record"] == "matched"]
+    unmatched = out[out["record"] == "unmatched"]
+    assert dict(zip(matched["id"], matched["right_created_ms"], strict=True)) == data.matches
+    assert set(unmatched["id"]) == set(data.left_created) - set(data.matches)
+    assert not matched["id"].duplicated().any()
+    assert (out["record"].isin(["matched", "unmatched", "state"])).all()
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+@pytest.mark.parametrize("batch", [1_500, 5_000])
+def test_in_order_data_finds_every_match(shards, batch):
+    spec = JoinDataSpec(lefts=3_000, jump_fraction=0.0, seed=1)
+    out, _ = _run(spec, shards, batch)
+    _assert_exact(out, spec)
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_moderately_out_of_order_data_finds_every_match(seed):
+    # 10% of records jump back by up to 400 ms, within the 500 ms sync-delay.
+    spec = JoinDataSpec(lefts=4_000, jump_fraction=0.1, jump_max_ms=400, seed=seed)
+    out, _ = _run(spec, batch=1_000)
+    _assert_exact(out, spec)
+
+
+def test_stalled_partition_pauses_expiry_instead_of_false_unmatched():
+    spec = JoinDataSpec(lefts=8_000, rate=2_000, stall_partition=1, seed=4)
+    data = generate(spec)
+    held_back = set(data.phase(1)["id"].dropna())
+    assert len(held_back) > 500
+    out, (first, _) = _run(spec, batch=1_000)
+    # While the partition stands still nothing that could match it is declared unmatched ...
+    assert not held_back & set(first.loc[first["record"] == "unmatched", "id"])
+    # ... even though the other partitions ran far ahead of it.
+    state = first[first["record"] == "state"]
+    assert state["pending_left"].iloc[-2:].sum() >= len(held_back)
+    _assert_exact(out, spec)
+
+
+def test_expiry_waits_for_partitions_never_seen():
+    engine = JoinEngine(JoinParams(window_ms=10, sync_delay_ms=0, partitions=(1, 2)))
+    rows = pd.DataFrame({"side": [0, 0, 1], "partition": [0, 0, 0], "offset": [0, 1, 0],
+                         "id": ["a", None, None], "created_ms": [0, 10_000, 10_000]})
+    assert engine.process(rows).empty
+    assert engine.expiry() is None
+    late = pd.DataFrame({"side": [1], "partition": [1], "offset": [0], "id": [None],
+                         "created_ms": [10_000]})
+    out = engine.process(late)
+    assert out["record"].tolist() == ["unmatched"]
+    assert engine.expiry() == 10_000
+
+
+def _rows(*records: tuple[int, int, int, str | None, int]) -> pd.DataFrame:
+    return pd.DataFrame(records, columns=["side", "partition", "offset", "id", "created_ms"])
+
+
+def test_one_left_to_at_most_one_right_and_late_right():
+    engine = JoinEngine(JoinParams(window_ms=100, sync_delay_ms=0, partitions=(1, 1)))
+    out = engine.process(_rows((0, 0, 0, "a", 0), (0, 0, 1, "b", 10), (1, 0, 0, "a", 50),
+                               (1, 0, 1, "a", 60), (1, 0, 2, "z", 70)))
+    # The second right for "a" is a duplicate: one left joins at most one right.
+    assert out.set_index("record")["right_offset"].to_dict() == {"matched": 0, "duplicate": 1}
+    out = engine.process(_rows((0, 0, 2, None, 1_000), (1, 0, 3, None, 1_000)))
+    assert out.set_index("record")["id"].to_dict() == {"unmatched": "b", "orphan_right": "z"}
+    out = engine.process(_rows((1, 0, 4, "b", 120)))  # b's left already went out unmatched
+    out = pd.concat([out, engine.process(_rows((0, 0, 3, None, 2_000), (1, 0, 5, None, 2_000)))])
+    assert out["record"].tolist() == ["late_right"]
+
+
+def test_pairs_outside_the_window_do_not_match():
+    engine = JoinEngine(JoinParams(window_ms=100, sync_delay_ms=0, partitions=(1, 1)))
+    out = engine.process(_rows((0, 0, 0, "a", 0), (1, 0, 0, "a", 101)))
+    assert out.empty
+
+
+def test_a_replayed_batch_gives_the_same_rows():
+    spec = JoinDataSpec(lefts=3_000, jump_fraction=0.1, seed=5)
+    batches = list(generated_batches(generate(spec).records, 1_000))
+    params = JoinParams(partitions=(4, 4))
+    _, snapshot = join_shard_rows(0, _with_error(batches[0]), None, params)
+    first, state1 = join_shard_rows(0, _with_error(batches[1]), snapshot, params)
+    again, state2 = join_shard_rows(0, _with_error(batches[1]), snapshot, params)
+    pd.testing.assert_frame_equal(first, again)
+    assert state1 == state2
+    assert len(first) > 100
+
+
+def _with_error(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(error=None)
+
+
+def test_state_round_trips_and_rejects_garbage():
+    engine = JoinEngine(JoinParams(window_ms=100, sync_delay_ms=0, partitions=(1, 1)))
+    engine.process(_rows((0, 0, 0, "a", 0), (1, 0, 0, "b", 5), (0, 0, 1, "c", 60)))
+    engine.process(_rows((0, 0, 2, None, 115), (1, 0, 1, None, 115)))
+    state = engine.state
+    assert (len(state.lefts), len(state.rights), len(state.expired)) == (1, 0, 1)
+    assert JoinState.from_bytes(state.to_bytes()).equals(state)
+    assert JoinState.from_bytes(JoinState().to_bytes()).equals(JoinState())
+    with pytest.raises(JoinStateError):
+        JoinState.from_bytes(b"not a state")
+
+
+def test_state_stays_bounded_by_the_window_on_a_long_stream():
+    # A 12 s stream: pending records fill up in window + sync-delay (2.5 s), and
+    # expired ids are remembered for another 2.5 s; after that the state is flat.
+    spec = JoinDataSpec(lefts=60_000, rate=5_000, jump_fraction=0.05, seed=6)
+    data = generate(spec)
+    join = LocalJoin(PARAMS, shards=2)
+    sizes, pending = [], []
+    for batch in generated_batches(data.records, 4_000):
+        state = join.process(batch).query("record == 'state'")
+        sizes.append(join.state_bytes())
+        pending.append(int(state["pending_left"].sum() + state["pending_right"].sum()))
+    steady = sizes[len(sizes) // 3:-2]  # skip the fill-up and the closing flush
+    assert max(steady[len(steady) // 2:]) <= 1.1 * max(steady[: len(steady) // 2])
+    # Pending: at most window + sync-delay + one batch (0.4 s) + jumps at 5k lefts/s, both sides.
+    assert max(pending) <= (2_000 + 500 + 400 + 300) / 1000 * 5_000 * 2
+    assert max(pending) > 1_000
+    # The closing heartbeats flush every pending record (only expired ids stay, for late rights).
+    final = [JoinState.from_bytes(snapshot) for snapshot in join.snapshots.values()]
+    assert all(state.lefts.empty and state.rights.empty for state in final)
