@@ -37,8 +37,8 @@ def register_views(spark: SparkSession) -> list[str]:
         try:
             spark.sql(f"CREATE OR REPLACE VIEW gold.`{name}` AS\n{select}")
         except AnalysisException as exc:
-            logger.info("view gold.%s not created: %s", name, str(exc).splitlines()[0])
+            logger.debug("view gold.%s not created: %s", name, str(exc).splitlines()[0])
             continue
         created.append(f"gold.{name}")
-    logger.info("registered views %s", ", ".join(created) or "(none)")
+    logger.debug("registered views %s", ", ".join(created) or "(none)")
     return created

@@ -4,8 +4,9 @@ Spark's join keeps one watermark per input, the largest event time seen on
 *any* partition minus the delay. When one right partition stands still while
 the others run ahead, that watermark passes the stalled partition's records:
 the partners, once they come, are dropped as late and their lefts can never
-match (they come out as unmatched once the watermark passes them). The partition-aware join lets the slowest partition govern
-expiry, so the same data joins exactly.
+match (they come out as unmatched once the watermark passes them). The
+partition-aware join lets the slowest partition govern expiry, so the same data
+joins exactly.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from bronze.join_data import JoinDataSpec, generate, produce_phase
+from pipelines.core.broker import ensure_topic
 from pipelines.core.kafka_source import read_kafka_stream
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables import DeltaRsBackend
@@ -55,6 +57,8 @@ def _wait_for_watermark_batch(query, timeout_s: float = 120.0) -> None:
 
 
 def _builtin_join(spark, bootstrap: str, data, topics: tuple[str, str], checkpoint: str) -> list:
+    for topic in topics:  # the source checks that its topic exists
+        ensure_topic(bootstrap, topic, SPEC.partitions)
     left, right = _side(spark, bootstrap, topics[0], "l"), _side(spark, bootstrap, topics[1], "r")
     condition = F.expr(f"r_id = l_id AND r_time >= l_time AND "
                        f"r_time <= l_time + interval {PARAMS.window_ms} milliseconds")  # fmt: skip
