@@ -4,36 +4,20 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
-import pyarrow as pa
 import pytest
 
 from bronze.datasets.base import DatasetSpec
-from bronze.datasets.registry import make_dataset
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables import DeltaRsBackend, read_delta_stream
 from pipelines.jobs import RunSpec, run_finite
+from tests.integration.topic_tables import write_topic_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 def _topic_table(path, messages: int, partitions: int) -> Counter:
-    """A Delta table with Kafka's columns standing in for a topic; returns exact key counts."""
     spec = DatasetSpec(name="COUNTRY_SKEW_R80", messages=messages, rate=200, seed=5)
-    dataset = make_dataset(spec)
-    batch = next(dataset.messages(batch_size=messages))
-    table = pa.table({
-        "key": batch.keys, "value": batch.payloads, "topic": ["countries"] * messages,
-        "partition": pa.array(np.arange(messages) % partitions, pa.int32()),
-        "offset": pa.array(np.arange(messages) // partitions, pa.int64()),
-        "timestamp": pa.array(batch.timestamps_ms * 1000, pa.timestamp("us", tz="UTC")),
-    })  # fmt: skip
-    DeltaRsBackend().append(str(path), table, "topic", 0)
-    exact: Counter = Counter()
-    for tuples in dataset.tuples(batch_size=messages):
-        for key, count in zip(tuples.keys, tuples.counts, strict=True):
-            exact[key] += int(count)
-    return exact
+    return write_topic_table(path, spec, partitions)
 
 
 def test_finite_run_gold_counts_and_metrics(spark, tmp_path):

@@ -9,19 +9,17 @@ the run.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 
 from bronze.datasets.base import DatasetSpec
-from bronze.datasets.registry import make_dataset
 from pipelines.checks import quality_gate
 from pipelines.cli import main
 from pipelines.core.config import QualityConfig
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables import DeltaRsBackend, read_delta_stream
 from pipelines.jobs import RunSpec, run_finite
+from tests.integration.topic_tables import write_topic_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -29,16 +27,8 @@ W = 4
 
 
 def _topic_table(path, messages: int, partitions: int) -> None:
-    """A Delta table with Kafka's columns standing in for a topic."""
     spec = DatasetSpec(name="COUNTRY_SKEW_R80", messages=messages, rate=200, seed=7)
-    batch = next(make_dataset(spec).messages(batch_size=messages))
-    table = pa.table({
-        "key": batch.keys, "value": batch.payloads, "topic": ["countries"] * messages,
-        "partition": pa.array(np.arange(messages) % partitions, pa.int32()),
-        "offset": pa.array(np.arange(messages) // partitions, pa.int64()),
-        "timestamp": pa.array(batch.timestamps_ms * 1000, pa.timestamp("us", tz="UTC")),
-    })  # fmt: skip
-    DeltaRsBackend().append(str(path), table, "topic", 0)
+    write_topic_table(path, spec, partitions)
 
 
 def test_finite_run_passes_every_check_and_corrupted_silver_is_named(spark, tmp_path, capsys):

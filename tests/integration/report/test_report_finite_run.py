@@ -5,18 +5,16 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 
 from bronze.datasets.base import DatasetSpec
-from bronze.datasets.registry import make_dataset
 from pipelines.cli import main
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables import DeltaRsBackend, read_delta, read_delta_stream
 from pipelines.jobs import RunSpec, run_finite
 from pipelines.main_job import _write_run
+from tests.integration.topic_tables import write_topic_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -26,17 +24,9 @@ GROUPINGS = ("KEY", "DYNAMIC_KEY")
 
 
 def _topic_table(path, messages: int, partitions: int) -> None:
-    """A Delta table with Kafka's columns standing in for a topic (no broker needed)."""
     # 5 messages/s of event time: the run spans several 60 s gold windows.
     spec = DatasetSpec(name="COUNTRY_SKEW_R80", messages=messages, rate=5, seed=11)
-    batch = next(make_dataset(spec).messages(batch_size=messages))
-    table = pa.table({
-        "key": batch.keys, "value": batch.payloads, "topic": ["countries"] * messages,
-        "partition": pa.array(np.arange(messages) % partitions, pa.int32()),
-        "offset": pa.array(np.arange(messages) // partitions, pa.int64()),
-        "timestamp": pa.array(batch.timestamps_ms * 1000, pa.timestamp("us", tz="UTC")),
-    })  # fmt: skip
-    DeltaRsBackend().append(str(path), table, "topic", 0)
+    write_topic_table(path, spec, partitions)
 
 
 def _blocks(html: str) -> dict[str, list]:
