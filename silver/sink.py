@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from pipelines.core.profiling import timed
 from pipelines.core.tables.base import TableBackend, TablePath, to_arrow
+from pipelines.core.tables.sink import written_everywhere
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -43,12 +44,8 @@ def silver_batch_writer(backend: TableBackend, routed_path: TablePath, quarantin
     """
     paths = [p for p in (routed_path, quarantine_path, snapshots_path) if p is not None]
 
-    def pending(path: TablePath, batch_id: int) -> bool:
-        last = backend.transaction_version(path, app_id)
-        return last is None or last < batch_id
-
     def write_batch(df: DataFrame, batch_id: int) -> None:
-        if not any(pending(path, batch_id) for path in paths):
+        if written_everywhere(backend, paths, app_id, batch_id):
             return  # a replay of a batch already in every table
         with timed("collect"):  # parse and route: the whole Spark plan runs here
             batch = to_arrow(df)

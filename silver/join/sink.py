@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.core.tables.base import TableBackend, TablePath, to_arrow
+from pipelines.core.tables.sink import written_everywhere
 from silver.join.schemas import JOINED_COLUMNS, REJECT_COLUMNS, STATE_COLUMNS
 
 if TYPE_CHECKING:
@@ -37,12 +38,8 @@ def join_batch_writer(backend: TableBackend, joined: TablePath, rejects: TablePa
     """The ``foreachBatch`` function of the join query."""
     paths = (joined, rejects, state)
 
-    def pending(path: TablePath, batch_id: int) -> bool:
-        last = backend.transaction_version(path, app_id)
-        return last is None or last < batch_id
-
     def write_batch(df: DataFrame, batch_id: int) -> None:
-        if not any(pending(path, batch_id) for path in paths):
+        if written_everywhere(backend, paths, app_id, batch_id):
             return  # a replay of a batch already in every table
         batch = to_arrow(df)
         batch = batch.append_column("batch_id", pa.array([batch_id] * batch.num_rows, pa.int64()))

@@ -16,7 +16,7 @@ from pipelines.core.tables.base import TableBackend, TablePath
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["BatchWriter", "foreach_batch_writer"]
+__all__ = ["BatchWriter", "foreach_batch_writer", "written_everywhere"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,3 +71,18 @@ def foreach_batch_writer(
         )
 
     return write_batch
+
+
+def written_everywhere(backend: TableBackend, paths: Sequence[TablePath], app_id: str,
+                       batch_id: int) -> bool:  # fmt: skip
+    """Whether every table already holds ``batch_id`` of ``app_id``.
+
+    A writer that splits one micro-batch over several tables checks this before
+    computing the batch: a replay after a crash between its writes recomputes it
+    (deterministically) and each table's own check then skips what it has.
+    """
+    for path in paths:
+        last = backend.transaction_version(path, app_id)
+        if last is None or last < batch_id:
+            return False
+    return True

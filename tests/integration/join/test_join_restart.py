@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from pipelines.core.paths import Warehouse
 from pipelines.core.tables import DeltaRsBackend
 from pipelines.join_job import JoinRequest, data_spec, ground_truth_check, join_run_id
 from silver.join import JoinParams
+from tests.integration.waiting import wait_for_version
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -29,17 +29,6 @@ def _command(bootstrap: str, warehouse: Path, overlay: Path) -> list[str]:
             "--warehouse", str(warehouse), "--config", str(overlay)]  # fmt: skip
 
 
-def _wait_for_version(path: Path, version: int, timeout_s: float = 300) -> None:
-    backend = DeltaRsBackend()
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        current = backend.version(path) if (path / "_delta_log").exists() else None
-        if current is not None and current >= version:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never reached version {version}")
-
-
 def test_killed_join_resumes_without_losing_a_match(join_bootstrap, tmp_path):
     warehouse = Warehouse(tmp_path / "lakehouse")
     overlay = tmp_path / "small-batches.yaml"
@@ -48,7 +37,7 @@ def test_killed_join_resumes_without_losing_a_match(join_bootstrap, tmp_path):
     first = subprocess.Popen(_command(join_bootstrap, warehouse.root, overlay), env=env,  # noqa: S603
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        _wait_for_version(warehouse.table_path("silver", "joined"), 1)
+        wait_for_version(warehouse.table_path("silver", "joined"), 1, timeout_s=300)
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait()

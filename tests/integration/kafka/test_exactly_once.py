@@ -16,6 +16,7 @@ from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables import DeltaRsBackend
+from tests.integration.waiting import wait_for_version
 
 pytestmark = pytest.mark.slow
 
@@ -27,17 +28,6 @@ def _command(bootstrap: str, topic: str, warehouse: Path) -> list[str]:
     return [sys.executable, "-m", "pipelines.cli", "run", "--bootstrap-servers", bootstrap,
             "--topic", topic, "--source", SOURCE, "--messages", str(MESSAGES), "--workers", "4",
             "--partitions", "3", "--max-offsets-per-trigger", "700", "--warehouse", str(warehouse)]  # fmt: skip
-
-
-def _wait_for(path: Path, version: int, timeout_s: float = 120) -> None:
-    backend = DeltaRsBackend()
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        current = backend.version(path) if (path / "_delta_log").exists() else None
-        if current is not None and current >= version:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never reached version {version}")
 
 
 def _exact_counts() -> Counter:
@@ -60,7 +50,7 @@ def test_killed_run_resumes_without_loss_or_double_count(bootstrap, tmp_path, ta
     first = subprocess.Popen(_command(bootstrap, topic, warehouse.root), env=env,  # noqa: S603
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        _wait_for(warehouse.table_path(*table), version)
+        wait_for_version(warehouse.table_path(*table), version)
         time.sleep(delay_s)
     finally:
         first.send_signal(signal.SIGKILL)
