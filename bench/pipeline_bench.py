@@ -53,7 +53,7 @@ def _consume_baseline(bootstrap: str, topic: str, total: int) -> float:
     consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
     started, seen = time.monotonic(), 0
     while seen < total:
-        seen += len(consumer.consume(num_messages=50_000, timeout=1.0))
+        seen += len(consumer.consume(num_messages=min(50_000, total - seen), timeout=1.0))
     consumer.close()
     return total / (time.monotonic() - started)
 

@@ -145,7 +145,10 @@ def _read_range(task: KafkaRange) -> Iterator[pa.RecordBatch]:
         consumer.assign([TopicPartition(task.topic, task.partition, task.start)])
         position, last_progress = task.start, time.monotonic()
         while position < task.end:
-            records = [m for m in consumer.consume(num_messages=POLL_RECORDS, timeout=0.5)
+            # Ask for no more than the range still holds: consume() waits out its
+            # timeout whenever fewer messages than asked for exist.
+            wanted = min(POLL_RECORDS, task.end - position)
+            records = [m for m in consumer.consume(num_messages=wanted, timeout=0.5)
                        if m.error() is None and task.start <= m.offset() < task.end]  # fmt: skip
             if not records:
                 if time.monotonic() - last_progress > STALL_SECONDS:
