@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import tempfile
 import threading
 import time
@@ -78,13 +79,42 @@ def drain(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Names
     baseline = _consume_baseline(bootstrap, topic, args.messages)
     kafka_rows = read_kafka_stream(spark, bootstrap, topic, "earliest", args.max_offsets)
     started = time.monotonic()
+    cpu = _CpuMeter()
     times = run_finite(spark, kafka_rows, _spec("bench-drain", args.workers, args.partitions,
-                                                args.grouping), warehouse, DeltaRsBackend())  # fmt: skip
+                                                args.grouping), warehouse, DeltaRsBackend(),
+                       after_stage=cpu.mark)  # fmt: skip
     seconds = time.monotonic() - started
     rate = args.messages / seconds
     return {"messages": args.messages, "seconds": round(seconds, 1), "msg_per_s": round(rate),
             "baseline_consume_msg_per_s": round(baseline), "vs_baseline": round(rate / baseline, 3),
-            "producer_msg_per_s": round(produce_rate), **_profile(times)}  # fmt: skip
+            "producer_msg_per_s": round(produce_rate), "machine_cpu_s": cpu.seconds,
+            **_profile(times)}  # fmt: skip
+
+
+class _CpuMeter:
+    """Busy CPU seconds of the whole machine (all processes: JVM, Python workers, driver) per layer.
+
+    The drain runs alone on the machine, so this is what each layer costs in CPU;
+    two cores give at most twice the wall time.
+    """
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = self._busy()
+
+    @staticmethod
+    def _busy() -> float:
+        try:
+            fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+        except OSError:  # not Linux: no figures
+            return 0.0
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, fields[:8])
+        return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+    def mark(self, layer: str) -> None:
+        now = self._busy()
+        self.seconds[layer] = round(now - self._last, 1)
+        self._last = now
 
 
 def _reached_gold(warehouse: Warehouse, run_id: str, refreshes: list[GoldRefresh]

@@ -32,8 +32,15 @@ from silver.join.engine import JoinParams
 from silver.join.sink import join_batch_writer
 from silver.join.stream import join_stream
 
-__all__ = ["JoinRequest", "JoinResult", "data_spec", "ensure_phase", "ground_truth_check",
-           "join_run_id", "run_join"]
+__all__ = [
+    "JoinRequest",
+    "JoinResult",
+    "data_spec",
+    "ensure_phase",
+    "ground_truth_check",
+    "join_run_id",
+    "run_join",
+]
 
 logger = logging.getLogger(__name__)
 

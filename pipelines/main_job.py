@@ -52,7 +52,9 @@ class JobRequest:
     quality: QualityConfig | None = None  # None: no data-quality gates
 
 
-def run_id_for(topic: str, grouping: str, workers: int, splitters: int, params: dict[str, Any]) -> str:
+def run_id_for(
+    topic: str, grouping: str, workers: int, splitters: int, params: dict[str, Any]
+) -> str:
     """A stable id: the same run asked again resumes rather than duplicates."""
     digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
     # A label such as DYNAMIC_KEY(mode=seed) must make a valid checkpoint name.

@@ -97,7 +97,9 @@ def parse_grouping_choices(
     while position < len(text):
         match = _CHOICE.match(text, position)
         if match is None or match.end() == position:
-            raise GroupingConfigError(f"cannot read grouping list {text!r} near {text[position:]!r}")
+            raise GroupingConfigError(
+                f"cannot read grouping list {text!r} near {text[position:]!r}"
+            )
         name = match.group(1).upper()
         if name not in GROUPING_NAMES:
             raise GroupingConfigError(

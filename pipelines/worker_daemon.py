@@ -9,13 +9,27 @@ lets every forked worker start warm. Set as ``spark.python.daemon.module``.
 
 from __future__ import annotations
 
-import numpy as np
-from pyspark import daemon
+import gc
+import sys
 
-import pipelines.core.kafka_source  # loaded here for the forked workers
-import pipelines.core.tables.stream_source  # noqa: F401
-import silver.routing  # noqa: F401
-from silver.groupings.registry import GROUPING_NAMES, grouping_class
+
+def _prefer_compiled_pyspark() -> None:
+    # Spark puts pyspark.zip first on the workers' PYTHONPATH; modules in a zip
+    # are compiled from source on every import. The installed package next to
+    # this interpreter is the same version with its bytecode cached.
+    zips = [entry for entry in sys.path if entry.endswith((".zip",)) and "pyspark" in entry]
+    sys.path[:] = [entry for entry in sys.path if entry not in zips] + zips
+
+
+_prefer_compiled_pyspark()
+
+import numpy as np  # noqa: E402 - after the path fix above
+from pyspark import daemon  # noqa: E402
+
+import pipelines.core.kafka_source  # noqa: E402 - loaded here for the forked workers
+import pipelines.core.tables.stream_source  # noqa: E402, F401
+import silver.routing  # noqa: E402, F401
+from silver.groupings.registry import GROUPING_NAMES, grouping_class  # noqa: E402
 
 __all__ = ["warm_up"]
 
@@ -31,4 +45,7 @@ def warm_up() -> None:
 
 if __name__ == "__main__":
     warm_up()
+    # Everything loaded so far lives as long as the workers: keep it out of their
+    # collections (and their pages shared with the daemon).
+    gc.freeze()
     daemon.manager()

@@ -7,9 +7,11 @@ pandas frames.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from silver.parsers.common import ParsedTuple, Parser
+from silver.parsers.common import Parser
+from silver.parsers.keyed_json import ParsedColumns
 from silver.parsers.registry import ParseError, batch_parser_for, parser_for
 
 __all__ = ["PARSED_COLUMNS", "parse_raw_events", "splitter_of"]
@@ -42,31 +44,30 @@ def parse_raw_events(raw: pd.DataFrame, source_type: str, splitters: int) -> pd.
     stamps = _timestamps_ms(raw["timestamp"])
     batch_parse = batch_parser_for(source_type)
     if batch_parse is not None:
-        present = [i for i, payload in enumerate(payloads) if payload is not None]
-        results: list[ParsedTuple | ParseError] = [ParseError("null_value")] * len(payloads)
-        parsed = batch_parse([payloads[i] for i in present], [stamps[i] for i in present])
-        for index, result in zip(present, parsed, strict=True):
-            results[index] = result
-        frame = _one_tuple_frame(raw, payloads, results, splitters)
+        frame = _one_tuple_frame(
+            raw, payloads, batch_parse(payloads, np.asarray(stamps)), splitters
+        )
     else:
         frame = _many_tuples_frame(raw, payloads, stamps, parser_for(source_type), splitters)
-    return frame.astype({"tuple_index": "Int32", "count": "Int64", "event_time_ms": "Int64"})
+        frame = frame.astype({"tuple_index": "Int32", "count": "Int64", "event_time_ms": "Int64"})
+    return frame
 
 
-def _one_tuple_frame(raw: pd.DataFrame, payloads: list[bytes | None],
-                     results: list[ParsedTuple | ParseError], splitters: int) -> pd.DataFrame:  # fmt: skip
-    # Column-wise assembly: one row per message, as many rows as the input.
-    good = [not isinstance(r, ParseError) for r in results]
+def _one_tuple_frame(raw: pd.DataFrame, payloads: list[bytes | None], parsed: ParsedColumns,
+                     splitters: int) -> pd.DataFrame:  # fmt: skip
+    # Column-wise assembly from arrays: one row per message, as many rows as the input.
+    failed = pd.notna(parsed.errors)
     partitions = raw["partition"].to_numpy(dtype="int64")
+    quarantined = np.full(len(payloads), None, dtype=object)
+    quarantined[failed] = [p for p, bad in zip(payloads, failed, strict=True) if bad]
     return pd.DataFrame({
         "run_id": raw["run_id"].to_numpy(), "splitter": partitions % splitters,
         "partition": partitions, "offset": raw["offset"].to_numpy(dtype="int64"),
-        "tuple_index": [0 if ok else None for ok in good],
-        "key": [r[0] if ok else None for r, ok in zip(results, good, strict=True)],
-        "count": [r[1] if ok else None for r, ok in zip(results, good, strict=True)],
-        "event_time_ms": [r[2] if ok else None for r, ok in zip(results, good, strict=True)],
-        "error": [None if ok else r.reason for r, ok in zip(results, good, strict=True)],
-        "payload": [None if ok else p for p, ok in zip(payloads, good, strict=True)],
+        "tuple_index": pd.arrays.IntegerArray(np.zeros(len(failed), np.int32), failed.copy()),
+        "key": parsed.keys,
+        "count": pd.arrays.IntegerArray(parsed.counts, failed.copy()),
+        "event_time_ms": pd.arrays.IntegerArray(parsed.event_times_ms, failed.copy()),
+        "error": parsed.errors, "payload": quarantined,
     }, columns=PARSED_COLUMNS)  # fmt: skip
 
 

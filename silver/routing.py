@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pipelines.core.gc_pause import gc_paused
 from silver.groupings.registry import grouping_class
 from silver.parsing import parse_raw_events
 
@@ -62,9 +63,10 @@ def route_group_with_state(
 
     The state row holds the grouping snapshot.
     """
-    rows = parse_raw_events(pd.concat(list(frames), ignore_index=True), source_type, splitters)
-    previous = state.get[0] if state.exists else None
-    routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
+    with gc_paused():  # parsing allocates a few objects per message
+        rows = parse_raw_events(pd.concat(list(frames), ignore_index=True), source_type, splitters)
+        previous = state.get[0] if state.exists else None
+        routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
     state.update((snapshot,))
     yield routed
     yield snapshot_row(rows, snapshot)

@@ -33,9 +33,11 @@ def worker_window_partials(routed: pd.DataFrame, window_ms: int) -> pd.DataFrame
         return pd.DataFrame(columns=[*WINDOW_KEYS, "window_end_ms", "count", "tuples"])
     start = routed["event_time_ms"].astype("int64") // window_ms * window_ms
     frame = routed.assign(window_start_ms=start)
-    partials = frame.groupby(WINDOW_KEYS, sort=True).agg(
-        count=("count", "sum"), tuples=("count", "size")
-    ).reset_index()
+    partials = (
+        frame.groupby(WINDOW_KEYS, sort=True)
+        .agg(count=("count", "sum"), tuples=("count", "size"))
+        .reset_index()
+    )
     partials["window_end_ms"] = partials["window_start_ms"] + window_ms
     return partials.astype({"worker": "int32", "count": "int64", "tuples": "int64"})
 

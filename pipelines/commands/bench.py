@@ -40,7 +40,9 @@ def add_parser(subparsers: Any) -> None:
         "bench", help="measure every grouping's balance, replication and routing speed",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
-    parser.add_argument("--messages", type=positive_int, default=1_000_000, help="messages per workload")
+    parser.add_argument(
+        "--messages", type=positive_int, default=1_000_000, help="messages per workload"
+    )
     parser.add_argument("--grouping", default=GROUPINGS, help="groupings to measure")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(handler=run)

@@ -35,11 +35,15 @@ def _runs(reader: Any, warehouse: Path, run_id: str | None) -> list[tuple[str, i
     runs = reader.table("gold", "runs")
     if runs is None or runs.num_rows == 0:
         raise UsageError(f"no runs in {warehouse} (gold.runs is missing; run `dkg run` first)")
-    known = {row["run_id"]: int(row["workers"]) for row in runs.select(["run_id", "workers"]).to_pylist()}
+    known = {
+        row["run_id"]: int(row["workers"]) for row in runs.select(["run_id", "workers"]).to_pylist()
+    }
     if run_id is None:
         return sorted(known.items())
     if run_id not in known:
-        raise UsageError(f"unknown run id {run_id!r}; runs in {warehouse}: {', '.join(sorted(known))}")
+        raise UsageError(
+            f"unknown run id {run_id!r}; runs in {warehouse}: {', '.join(sorted(known))}"
+        )
     return [(run_id, known[run_id])]
 
 

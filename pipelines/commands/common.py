@@ -80,7 +80,8 @@ def topic_name(text: str) -> str:
     """A legal Kafka topic name: letters, digits, ``.``, ``_``, ``-``; at most 249."""
     if not _TOPIC.fullmatch(text) or text in {".", ".."}:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a Kafka topic name (letters, digits, '.', '_', '-'; 1 to 249)")
+            f"{text!r} is not a Kafka topic name (letters, digits, '.', '_', '-'; 1 to 249)"
+        )
     return text
 
 
@@ -90,7 +91,8 @@ def speed_factor(text: str) -> float:
         return positive_float(text.strip().lower().removeprefix("x"))
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
-            f"takes x1, x10, ... or a positive number, got {text!r}") from None
+            f"takes x1, x10, ... or a positive number, got {text!r}"
+        ) from None
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:
@@ -151,7 +153,8 @@ def format_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
 
     def line(values: Sequence[str]) -> str:
         return "  ".join(
-            v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(values, widths, numeric, strict=True)
         ).rstrip()
 
     return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, cells)])

@@ -45,7 +45,9 @@ def add_parser(subparsers: Any) -> None:
     run_parser.add_argument("--resume", action="store_true",
                             help="continue the last run of this job: skip tasks that succeeded")  # fmt: skip
     list_parser = actions.add_parser("list", help="list the job specs in a folder")
-    list_parser.add_argument("folder", type=Path, nargs="?", help="default: the repository's conf/jobs")
+    list_parser.add_argument(
+        "folder", type=Path, nargs="?", help="default: the repository's conf/jobs"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -105,7 +107,9 @@ def _print_result(result: Any, show_output: bool = False) -> None:
         detail.append(f"exit {result.exit_code}")
     if result.status == "failed" and result.log:
         detail.append(f"log {result.log}")
-    print(f"  {result.key:<20} {result.status:<10} {timing}  {', '.join(detail)}".rstrip(), flush=True)
+    print(
+        f"  {result.key:<20} {result.status:<10} {timing}  {', '.join(detail)}".rstrip(), flush=True
+    )
     if result.status in ("succeeded", "failed") and (show_output or result.status == "failed"):
         lines = _log_lines(result)
         for line in lines if show_output else lines[-_TAIL_LINES:]:

@@ -62,7 +62,9 @@ def _request(args: argparse.Namespace, bootstrap: str) -> Any:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     stall = "" if data.stall_partition is None else f"-stall{data.stall_partition}"
-    base = f"join-{data.lefts}-m{int(data.match_ratio * 100)}-j{data.jump_max_ms}-s{data.seed}{stall}"
+    base = (
+        f"join-{data.lefts}-m{int(data.match_ratio * 100)}-j{data.jump_max_ms}-s{data.seed}{stall}"
+    )
     topics = tuple(args.topics.split(",")) if args.topics else (f"{base}-left", f"{base}-right")
     if len(topics) != 2 or not all(topics):
         raise UsageError(f"--topics takes LEFT,RIGHT, got {args.topics!r}")
@@ -101,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
           f"{pairs_per_s:,.0f} pairs/s")  # fmt: skip
     print(format_table([row], COLUMNS))
     example = "SELECT * FROM gold.join_stats"
-    print(f"tables under {warehouse.root}/ (silver.joined, silver.join_rejects, silver.join_state, "
-          f"gold.join_stats); query them with dkg sql \"{example}\" --warehouse {warehouse.root}")
+    print(
+        f"tables under {warehouse.root}/ (silver.joined, silver.join_rejects, silver.join_state, "
+        f'gold.join_stats); query them with dkg sql "{example}" --warehouse {warehouse.root}'
+    )
     return 0

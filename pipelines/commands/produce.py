@@ -19,8 +19,12 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )  # fmt: skip
     add_dataset_options(parser)
-    parser.add_argument("--topic", type=topic_name, required=True, help="topic to write (created if missing)")
-    parser.add_argument("--partitions", type=positive_int, default=4, help="partitions of a new topic")
+    parser.add_argument(
+        "--topic", type=topic_name, required=True, help="topic to write (created if missing)"
+    )
+    parser.add_argument(
+        "--partitions", type=positive_int, default=4, help="partitions of a new topic"
+    )
     parser.add_argument("--speed", type=speed_factor,
                         help="event time runs this many times faster than real time "
                         "(default: as fast as possible)")  # fmt: skip

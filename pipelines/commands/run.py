@@ -43,11 +43,19 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--source", dest="dataset", help="dataset (the seed's source type)")
     add_dataset_options(parser)
     parser.add_argument("--grouping", default="DYNAMIC_KEY", help="a grouping, a list, or 'all'")
-    parser.add_argument("--topic", type=topic_name, help="Kafka topic (default: derived from the dataset)")
-    parser.add_argument("--partitions", type=positive_int, default=4, help="partitions of a new topic")
+    parser.add_argument(
+        "--topic", type=topic_name, help="Kafka topic (default: derived from the dataset)"
+    )
+    parser.add_argument(
+        "--partitions", type=positive_int, default=4, help="partitions of a new topic"
+    )
     parser.add_argument("--workers", type=positive_int, default=10, help="number of workers W")
-    parser.add_argument("--splitters", type=positive_int, help="routing instances (default: partitions)")
-    parser.add_argument("--speed", type=speed_factor, help="producer speed, e.g. x1, x10 (default: max)")
+    parser.add_argument(
+        "--splitters", type=positive_int, help="routing instances (default: partitions)"
+    )
+    parser.add_argument(
+        "--speed", type=speed_factor, help="producer speed, e.g. x1, x10 (default: max)"
+    )
     parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
     parser.add_argument("--max-offsets-per-trigger", type=positive_int, default=200_000,
                         help="Kafka messages per bronze micro-batch (bounds memory)")  # fmt: skip
@@ -65,7 +73,8 @@ def _with_progress(spark: Any, request: Any, job: Callable[[], list[dict[str, An
     from pipelines.stream_progress import StreamProgressListener
 
     listener = StreamProgressListener(
-        kafka_end=lambda: sum(end_offsets(request.bootstrap, request.topic).values()))
+        kafka_end=lambda: sum(end_offsets(request.bootstrap, request.topic).values())
+    )
     spark.streams.addListener(listener)
     try:
         return job()
@@ -117,14 +126,17 @@ def run(args: argparse.Namespace) -> int:
             ensure_topic_has(request, progress.update_to)
         logger.info("starting Spark on %s", args.master or "local[2]")
         spark = build_spark(app_name="dkg-run", master=args.master or "local[2]")
-        rows = _with_progress(spark, request,
-                              lambda: run_groupings(spark, request, warehouse, DeltaRsBackend()))
+        rows = _with_progress(
+            spark, request, lambda: run_groupings(spark, request, warehouse, DeltaRsBackend())
+        )
     finally:
         if broker is not None:
             broker.stop()
     print(f"{spec.messages:,} {spec.name} messages from {topic}, W={args.workers}")
     print(format_table(rows, TABLE_COLUMNS))
     example = "SELECT * FROM gold.distribution_metrics"
-    print(f"tables under {warehouse.root}/ (bronze, silver, gold); query them with "
-          f"dkg sql \"{example}\" --warehouse {warehouse.root}")
+    print(
+        f"tables under {warehouse.root}/ (bronze, silver, gold); query them with "
+        f'dkg sql "{example}" --warehouse {warehouse.root}'
+    )
     return 0

@@ -54,12 +54,18 @@ def add_parser(subparsers: Any) -> None:
                         help="'all', or a comma list; a name may carry parameters, "
                         "e.g. DYNAMIC_KEY(mode=seed),DYNAMIC_KEY")  # fmt: skip
     parser.add_argument("--workers", type=positive_int, help="number of workers W")
-    parser.add_argument("--splitters", type=positive_int, help="routing instances, tuples dealt round-robin")
+    parser.add_argument(
+        "--splitters", type=positive_int, help="routing instances, tuples dealt round-robin"
+    )
     parser.add_argument("--dkg-mode", choices=("seed", "adaptive"),
                         help="DYNAMIC_KEY rule: seed 000's as written, or adaptive")  # fmt: skip
-    parser.add_argument("--window-ms", type=positive_int, help="per-window metrics window (event time)")
+    parser.add_argument(
+        "--window-ms", type=positive_int, help="per-window metrics window (event time)"
+    )
     parser.add_argument("--process-ms", type=positive_float, help="FIFO service time per tuple")
-    parser.add_argument("--speed", type=positive_float, help="event time speed-up for the queue model")
+    parser.add_argument(
+        "--speed", type=positive_float, help="event time speed-up for the queue model"
+    )
     parser.add_argument("--batch-size", type=positive_int, help="tuples per route() call")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_config_options(parser)
@@ -76,7 +82,9 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="random seed of the generator")
     parser.add_argument("--zipf-exponent", type=positive_float, help="ZIPF exponent")
     parser.add_argument("--keys", type=positive_int, help="key universe size for ZIPF datasets")
-    parser.add_argument("--shift-interval", type=positive_float, help="ZIPF_SHIFTING interval, seconds")
+    parser.add_argument(
+        "--shift-interval", type=positive_float, help="ZIPF_SHIFTING interval, seconds"
+    )
 
 
 def _pick(value: Any, default: Any) -> Any:

@@ -25,7 +25,9 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )  # fmt: skip
     parser.add_argument("query", nargs="?", help='e.g. "SELECT * FROM gold.distribution_metrics"')
-    parser.add_argument("--file", type=Path, help="read the query from this file (e.g. conf/sql/*.sql)")
+    parser.add_argument(
+        "--file", type=Path, help="read the query from this file (e.g. conf/sql/*.sql)"
+    )
     parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
     parser.add_argument("--limit", type=non_negative_int, default=100, help="rows to print at most")
     parser.add_argument("--json", action="store_true", help="print rows as JSON")

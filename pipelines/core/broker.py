@@ -132,7 +132,9 @@ class LocalBroker:
             return BrokerStatus(running=False)
         if not _alive(int(state["pid"])):
             return BrokerStatus(running=False, data_dir=state.get("data_dir"))
-        return BrokerStatus(True, f"127.0.0.1:{state['port']}", int(state["pid"]), state["data_dir"])
+        return BrokerStatus(
+            True, f"127.0.0.1:{state['port']}", int(state["pid"]), state["data_dir"]
+        )
 
     def start(self, timeout_s: float = 30.0) -> str:
         """Start the broker (or reuse the running one); returns the bootstrap address."""

@@ -31,6 +31,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from pipelines.core.broker import BrokerError, end_offsets, topic_exists
+from pipelines.core.gc_pause import gc_paused
 
 __all__ = ["KAFKA_SCHEMA", "KafkaSource", "read_kafka_stream"]
 
@@ -148,16 +149,20 @@ def _read_range(task: KafkaRange) -> Iterator[pa.RecordBatch]:
             # Ask for no more than the range still holds: consume() waits out its
             # timeout whenever fewer messages than asked for exist.
             wanted = min(POLL_RECORDS, task.end - position)
-            records = [m for m in consumer.consume(num_messages=wanted, timeout=0.5)
-                       if m.error() is None and task.start <= m.offset() < task.end]  # fmt: skip
-            if not records:
+            with gc_paused():  # tens of thousands of message objects per poll
+                records = [m for m in consumer.consume(num_messages=wanted, timeout=0.5)
+                           if m.error() is None and task.start <= m.offset() < task.end]  # fmt: skip
+                batch = _to_arrow(records, task.topic, task.partition) if records else None
+                if records:
+                    position = records[-1].offset() + 1
+                del records
+            if batch is None:
                 if time.monotonic() - last_progress > STALL_SECONDS:
                     raise BrokerError(f"{task.topic}[{task.partition}]: no messages past offset "
                                       f"{position} (expected up to {task.end})")  # fmt: skip
                 continue
             last_progress = time.monotonic()
-            position = records[-1].offset() + 1
-            yield _to_arrow(records, task.topic, task.partition)
+            yield batch
     finally:
         consumer.close()
 

@@ -63,8 +63,12 @@ def configure_logging(level: int = logging.INFO) -> None:
         level: the project's level; ``DEBUG`` (``--verbose``) also lets
             third-party libraries and the Spark JVM log everything.
     """
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True,
-                        handlers=[_CurrentStderr()])
+    logging.basicConfig(
+        level=level,
+        format="%(levelname)s %(name)s: %(message)s",
+        force=True,
+        handlers=[_CurrentStderr()],
+    )
     _state["verbose"] = level <= logging.DEBUG
     for name, quiet_level in THIRD_PARTY_LOGGERS.items():
         quiet = name in _ALWAYS_QUIET or not _state["verbose"]

@@ -254,7 +254,9 @@ def format_summary(outcomes: Sequence[SuiteOutcome]) -> str:
             verdict = "ok" if outcome.success else "FAILED"
             lines.append(f"  {outcome.suite:<{width}}  {passed:>3} passed  "
                          f"{len(outcome.failures):>3} failed  {verdict}")  # fmt: skip
-            lines.extend(f"    - {f.expectation}({f.column}): {f.observed}" for f in outcome.failures)
+            lines.extend(
+                f"    - {f.expectation}({f.column}): {f.observed}" for f in outcome.failures
+            )
     total = sum(o.evaluated for o in outcomes)
     failed = sum(len(o.failures) for o in outcomes)
     lines.append(f"{len(outcomes)} suites, {total} expectations: {total - failed} passed, "

@@ -5,4 +5,12 @@ from __future__ import annotations
 from pipelines.job_specs.runner import JobRun, TaskResult, run_job
 from pipelines.job_specs.spec import JobSpec, JobSpecError, TaskSpec, load_job_spec
 
-__all__ = ["JobRun", "JobSpec", "JobSpecError", "TaskResult", "TaskSpec", "load_job_spec", "run_job"]
+__all__ = [
+    "JobRun",
+    "JobSpec",
+    "JobSpecError",
+    "TaskResult",
+    "TaskSpec",
+    "load_job_spec",
+    "run_job",
+]

@@ -94,7 +94,9 @@ def last_run(runs_dir: Path) -> JobRun | None:
     try:
         return JobRun.load(records[-1])
     except (OSError, ValueError, TypeError) as exc:
-        raise JobSpecError(f"cannot resume: run record {records[-1]} is unreadable ({exc})") from None
+        raise JobSpecError(
+            f"cannot resume: run record {records[-1]} is unreadable ({exc})"
+        ) from None
 
 
 def _start(spec: JobSpec, parameters: dict[str, str], runs_dir: Path, resume: bool) -> JobRun:

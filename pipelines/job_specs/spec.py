@@ -172,7 +172,9 @@ class JobSpec:
         unknown = sorted(set(overrides) - set(self.parameters))
         if unknown:
             known = ", ".join(self.parameters) or "none"
-            raise JobSpecError(f"job {self.name} has no parameter {unknown[0]!r} (parameters: {known})")
+            raise JobSpecError(
+                f"job {self.name} has no parameter {unknown[0]!r} (parameters: {known})"
+            )
         return {**self.parameters, **overrides}
 
     def arguments(self, task: TaskSpec, parameters: Mapping[str, str], run_id: str) -> list[str]:
@@ -190,7 +192,9 @@ def _read(path: Path) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
-        raise JobSpecError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        raise JobSpecError(
+            f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})"
+        ) from None
 
 
 def _parse(path: Path, data: Any) -> _Bundle:
@@ -212,7 +216,9 @@ def _arguments(task: _WheelTask) -> tuple[str, ...]:
     return tuple(task.parameters or ())
 
 
-def _task_spec(task: _Task, parameters: Mapping[str, str], resolve: Callable[[str, str], str | None]) -> TaskSpec:
+def _task_spec(
+    task: _Task, parameters: Mapping[str, str], resolve: Callable[[str, str], str | None]
+) -> TaskSpec:
     wheel = task.python_wheel_task
     target = resolve(wheel.package_name, wheel.entry_point)
     if target is None:
@@ -242,7 +248,9 @@ def _check_graph(tasks: tuple[TaskSpec, ...]) -> None:
     try:
         graphlib.TopologicalSorter({t.key: t.depends_on for t in tasks}).prepare()
     except graphlib.CycleError as exc:
-        raise ValueError(f"tasks depend on each other in a cycle: {' -> '.join(exc.args[1])}") from None
+        raise ValueError(
+            f"tasks depend on each other in a cycle: {' -> '.join(exc.args[1])}"
+        ) from None
 
 
 def load_job_spec(path: Path | str, job: str | None = None,
@@ -262,7 +270,9 @@ def load_job_spec(path: Path | str, job: str | None = None,
     path = Path(path)
     jobs = _parse(path, _read(path)).resources.jobs
     if job is None and len(jobs) > 1:
-        raise JobSpecError(f"{path} defines several jobs ({', '.join(jobs)}): choose one with --job")
+        raise JobSpecError(
+            f"{path} defines several jobs ({', '.join(jobs)}): choose one with --job"
+        )
     name = job if job is not None else next(iter(jobs))
     if name not in jobs:
         raise JobSpecError(f"{path} has no job {name!r} (jobs: {', '.join(jobs)})")

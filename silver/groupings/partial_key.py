@@ -30,7 +30,9 @@ class PartialKeyState:
     sent: np.ndarray
 
 
-def two_candidates(home: np.ndarray, alt: np.ndarray, workers: int) -> tuple[np.ndarray, np.ndarray]:
+def two_candidates(
+    home: np.ndarray, alt: np.ndarray, workers: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The two distinct candidate workers of each key (equal only when W == 1)."""
     first = (home % np.uint32(workers)).astype(np.int64)
     if workers == 1:

@@ -40,7 +40,9 @@ def grouping_class(name: str) -> type[Grouping[Any, Any]]:
     return cls
 
 
-def make_grouping(name: str, workers: int, params: dict[str, Any] | None = None) -> Grouping[Any, Any]:
+def make_grouping(
+    name: str, workers: int, params: dict[str, Any] | None = None
+) -> Grouping[Any, Any]:
     """Build a grouping with validated parameters.
 
     Raises:
@@ -51,7 +53,8 @@ def make_grouping(name: str, workers: int, params: dict[str, Any] | None = None)
         validated = cls.params_type(**(params or {}))
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}"
+            for err in exc.errors()
         )
         raise GroupingConfigError(f"bad parameters for {cls.name}: {problems}") from None
     if workers < 1:

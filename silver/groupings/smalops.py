@@ -187,7 +187,9 @@ class SmalopsGrouping(Grouping[SmalopsParams, SmalopsState]):
             name_fps=np.full(heavy, EMPTY, dtype=np.int64), names=np.full(heavy, "", dtype="<U128"),
         )  # fmt: skip
 
-    def route_with_message_sets(self, keys: Any, event_times_ms: Any) -> tuple[np.ndarray, np.ndarray]:
+    def route_with_message_sets(
+        self, keys: Any, event_times_ms: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Worker (int32) and message-set id (int64) of each tuple, in order."""
         times = np.ascontiguousarray(event_times_ms, dtype=np.int64)
         if len(times) == 0:

@@ -138,7 +138,9 @@ class WChoicesGrouping(Grouping[WChoicesParams, WChoicesState]):
         heavy = [int(fp) for fp in s.sk_fingerprints[self._heavy_slots()]]
         missing = [fp for fp in heavy if fp not in known]
         found = hashes.names_of(np.array(missing, dtype=np.int64)) if missing else []
-        known.update((fp, name) for fp, name in zip(missing, found, strict=True) if name is not None)
+        known.update(
+            (fp, name) for fp, name in zip(missing, found, strict=True) if name is not None
+        )
         kept = [fp for fp in heavy if fp in known]
         s.name_fps = np.array(kept, dtype=np.int64)
         s.names = np.array([known[fp] for fp in kept], dtype=str) if kept else np.zeros(0, "<U1")

@@ -120,7 +120,9 @@ class JoinEngine:
         ordered = rows.sort_values(["side", "partition", "offset"], kind="stable")
         self._advance(ordered)
         records = ordered[ordered["id"].notna() & ordered["created_ms"].notna()]
-        records = records.astype({"created_ms": np.int64, "partition": np.int32, "offset": np.int64})
+        records = records.astype(
+            {"created_ms": np.int64, "partition": np.int32, "offset": np.int64}
+        )
         side = records["side"].to_numpy()
         state = self.state
         state.lefts, left_dups = _add(state.lefts, records[side == 0][PENDING_COLUMNS])
@@ -153,7 +155,9 @@ class JoinEngine:
     def _match(self) -> pd.DataFrame:
         state = self.state
         pairs = state.lefts.merge(state.rights, on="id", suffixes=("_l", "_r"))
-        pairs = pairs[(pairs["created_ms_r"] - pairs["created_ms_l"]).abs() <= self.params.window_ms]
+        pairs = pairs[
+            (pairs["created_ms_r"] - pairs["created_ms_l"]).abs() <= self.params.window_ms
+        ]
         if not pairs.empty:
             matched = pairs["id"].to_numpy()
             state.lefts = state.lefts[~state.lefts["id"].isin(matched)].reset_index(drop=True)
@@ -173,15 +177,18 @@ class JoinEngine:
         unmatched, state.lefts = state.lefts[old], state.lefts[~old].reset_index(drop=True)
         if len(unmatched):
             gone = pd.DataFrame({"id": unmatched["id"].to_numpy(), "expiry_ms": expiry})
-            state.expired = pd.concat([state.expired, gone], ignore_index=True) \
-                if len(state.expired) else gone
+            state.expired = (
+                pd.concat([state.expired, gone], ignore_index=True) if len(state.expired) else gone
+            )
         old = (state.rights["created_ms"] < horizon).to_numpy()
         leftover, state.rights = state.rights[old], state.rights[~old].reset_index(drop=True)
         late = leftover["id"].isin(state.expired["id"]).to_numpy()
         # Remember expired lefts for one window plus sync-delay of expiry progress: a
         # partner arriving within that is counted late, anything later as an orphan.
         keep = self.params.window_ms + self.params.sync_delay_ms
-        state.expired = state.expired[expiry - state.expired["expiry_ms"] <= keep].reset_index(drop=True)
+        state.expired = state.expired[expiry - state.expired["expiry_ms"] <= keep].reset_index(
+            drop=True
+        )
         rows = [_left_rows("unmatched", unmatched),
                 _right_rows(np.where(late, "late_right", "orphan_right"), leftover)]  # fmt: skip
         for frame in rows:

@@ -53,4 +53,4 @@ def generated_batches(records: pd.DataFrame, batch_size: int) -> Iterable[pd.Dat
     frame["offset"] = frame.groupby(["side", "partition"]).cumcount().astype("int64")
     frame = frame[["side", "partition", "offset", "id", "created_ms", "error"]]
     for start in range(0, len(frame), batch_size):
-        yield frame.iloc[start:start + batch_size]
+        yield frame.iloc[start : start + batch_size]

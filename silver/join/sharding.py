@@ -27,12 +27,15 @@ def stack(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
     Column by column with numpy: ``pd.concat`` scans object columns for
     all-None blocks, which costs more than the join itself on large batches.
     """
+
     def column(frame: pd.DataFrame, name: str) -> np.ndarray:
         if name in frame:
             return frame[name].to_numpy()
         return np.full(len(frame), None, dtype=object)
 
-    return pd.DataFrame({name: np.concatenate([column(f, name) for f in frames]) for name in columns})
+    return pd.DataFrame(
+        {name: np.concatenate([column(f, name) for f in frames]) for name in columns}
+    )
 
 
 def tag_shards(rows: pd.DataFrame, shards: int) -> pd.DataFrame:
@@ -46,13 +49,17 @@ def tag_shards(rows: pd.DataFrame, shards: int) -> pd.DataFrame:
     timed = rows[good & rows["created_ms"].notna()]
     records = rows[good & rows["id"].notna()]
     bad = rows[~good]
-    shard_of = np.array([mmh3.hash(i, 0, signed=False) % shards for i in records["id"]], dtype=np.int32)
+    shard_of = np.array(
+        [mmh3.hash(i, 0, signed=False) % shards for i in records["id"]], dtype=np.int32
+    )
     tagged = [records.assign(shard=shard_of)]
     if not bad.empty:
         tagged.append(bad.assign(shard=(bad["partition"] % shards).astype(np.int32)))
     if not timed.empty:
         latest = timed.groupby(["side", "partition"], as_index=False)["created_ms"].max()
-        progress = latest.merge(pd.DataFrame({"shard": np.arange(shards, dtype=np.int32)}), how="cross")
+        progress = latest.merge(
+            pd.DataFrame({"shard": np.arange(shards, dtype=np.int32)}), how="cross"
+        )
         empty = np.full(len(progress), None, dtype=object)
         tagged.append(progress.assign(offset=-1, id=empty, error=empty))
     return stack(tagged, TAGGED_COLUMNS).astype({"shard": "int32", "side": "int32", "partition": "int32", "offset": "int64",

@@ -60,7 +60,9 @@ class JoinState:
 
     def to_bytes(self) -> bytes:
         """Arrow IPC stream bytes."""
-        expired = self.expired.rename(columns={"expiry_ms": "created_ms"}).assign(partition=-1, offset=-1)
+        expired = self.expired.rename(columns={"expiry_ms": "created_ms"}).assign(
+            partition=-1, offset=-1
+        )
         parts = [frame.assign(kind=kind) for kind, frame in
                  ((_LEFT, self.lefts), (_RIGHT, self.rights), (_EXPIRED, expired))]  # fmt: skip
         frame = pd.concat([p for p in parts if not p.empty] or [parts[0]], ignore_index=True)
@@ -100,6 +102,7 @@ class JoinState:
 
     def equals(self, other: JoinState) -> bool:
         """Same pending records, expired ids, progress and clock."""
+
         def same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
             return a.reset_index(drop=True).equals(b.reset_index(drop=True))
 

@@ -18,12 +18,14 @@ Spark can pickle them into pandas UDFs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+import numpy as np
 
 from silver.parsers.clickstream import parse_clickstream
-from silver.parsers.common import ParsedTuple, ParseError, Parser
+from silver.parsers.common import ParseError, Parser
 from silver.parsers.json_tweets import parse_election_tweet, parse_ticker_tweet
-from silver.parsers.keyed_json import parse_keyed_json, parse_keyed_json_batch
+from silver.parsers.keyed_json import ParsedColumns, parse_keyed_json, parse_keyed_json_batch
 from silver.parsers.pageviews import parse_pageviews, parse_pageviews_by_lang
 
 __all__ = [
@@ -48,8 +50,8 @@ _PARSERS: dict[str, Parser] = {
 }
 
 
-BatchParser = Callable[[list[bytes], list[int]], list["ParsedTuple | ParseError"]]
-"""One-tuple-per-message formats also parse whole batches: a tuple or the error per message."""
+BatchParser = Callable[[Sequence[bytes | None], np.ndarray], ParsedColumns]
+"""One-tuple-per-message formats also parse whole batches, column-wise (Kafka times in ms)."""
 _BATCH_PARSERS: dict[Parser, BatchParser] = {parse_keyed_json: parse_keyed_json_batch}
 
 

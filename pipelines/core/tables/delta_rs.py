@@ -177,7 +177,11 @@ class DeltaRsBackend:
                 target_alias="t",
                 commit_properties=_commit(app_id, batch_id),
             )
-            merger = merger.when_matched_update(updates) if accumulate else merger.when_matched_update_all()
+            merger = (
+                merger.when_matched_update(updates)
+                if accumulate
+                else merger.when_matched_update_all()
+            )
             with timed("delta_merge"):
                 metrics = merger.when_not_matched_insert_all().execute()
         except Exception as exc:  # delta-rs raises many unrelated types

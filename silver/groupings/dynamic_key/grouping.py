@@ -81,7 +81,9 @@ class DynamicKeyGrouping(Grouping[DynamicKeyParams, DynamicKeyState]):
         s.names = np.array(names, dtype=str) if names else np.zeros(0, dtype="<U1")
 
     def _name(self, fp: int) -> str:
-        for known_fp, name in zip(self.state.name_fps.tolist(), self.state.names.tolist(), strict=True):
+        for known_fp, name in zip(
+            self.state.name_fps.tolist(), self.state.names.tolist(), strict=True
+        ):
             if known_fp == fp and name:
                 return str(name)
         return f"#{fp & 0xFFFFFFFFFFFFFFFF:016x}"
