@@ -21,8 +21,8 @@ from silver.parsing import parse_raw_events
 
 __all__ = ["ROUTED_COLUMNS", "route_group_with_state", "route_splitter_rows", "snapshot_row"]
 
-ROUTED_COLUMNS = ["run_id", "splitter", "partition", "offset", "tuple_index", "key", "count",
-                  "event_time_ms", "error", "payload", "worker", "record"]  # fmt: skip
+ROUTED_COLUMNS = ["splitter", "partition", "offset", "tuple_index", "count", "event_time_ms",
+                  "worker", "run_id", "key", "error", "payload", "record"]  # fmt: skip
 
 
 def route_splitter_rows(
@@ -68,5 +68,21 @@ def route_group_with_state(
         previous = state.get[0] if state.exists else None
         routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
     state.update((snapshot,))
-    yield routed
-    yield snapshot_row(rows, snapshot)
+    yield _for_spark(routed)
+    yield _for_spark(snapshot_row(rows, snapshot))
+
+
+def _for_spark(frame: pd.DataFrame) -> pd.DataFrame:
+    # pyspark concatenates output frames with an all-null padding frame, which
+    # turns numpy integer columns into Python objects; nullable integers stay
+    # integers. Rebuilding the frame puts the text columns in one block.
+    columns = {}
+    for name in ROUTED_COLUMNS:
+        column = frame[name]
+        if column.dtype.kind in "iu":
+            columns[name] = pd.array(column.to_numpy(), dtype="Int64")
+        elif isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
+            columns[name] = column.array
+        else:
+            columns[name] = column.to_numpy(dtype=object)
+    return pd.DataFrame(columns, columns=ROUTED_COLUMNS)

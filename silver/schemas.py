@@ -4,14 +4,17 @@ from __future__ import annotations
 
 __all__ = ["ROUTED_DDL", "ROUTING_STATE_DDL"]
 
-# One row per tuple, or one row per unparseable message (``error`` set, tuple fields null).
-_PARSED_DDL = (
-    "run_id STRING, splitter INT, partition INT, offset LONG, tuple_index INT, "
-    "key STRING, count LONG, event_time_ms LONG, error STRING, payload BINARY"
-)
-# The routing step's output: parsed rows plus the worker (-1 for quarantined rows), and
+# The routing step's output: one row per tuple, or one row per unparseable message
+# (``error`` set, tuple fields null), with the worker (-1 for quarantined rows), and
 # ``record``: 'tuple', 'quarantine', or 'snapshot' (the splitter's grouping state in
 # ``payload`` after the batch, at the batch's last event time).
-ROUTED_DDL = _PARSED_DDL + ", worker INT, record STRING"
+# Numbers first, text last: pyspark concatenates the output frames, and pandas
+# then scans every value of a run of all-null text columns (error, payload) in
+# Python unless they sit in one block with the key.
+ROUTED_DDL = (
+    "splitter INT, partition INT, offset LONG, tuple_index INT, count LONG, "
+    "event_time_ms LONG, worker INT, run_id STRING, key STRING, error STRING, "
+    "payload BINARY, record STRING"
+)
 # The grouping's snapshot rides in the applyInPandasWithState state row.
 ROUTING_STATE_DDL = "grouping_state BINARY"
