@@ -164,6 +164,10 @@ def _base_conf(
         # Progress bars interleave with logs and test output.
         "spark.ui.showConsoleProgress": str(ui).lower(),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Rows cross to and from Python workers in Arrow batches; Spark's default of
+        # 10,000 rows makes the stateful routing step pay per-batch costs ~100 times
+        # per million messages.
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
         # Workers fork from a daemon that has the pipeline's code loaded already.
         "spark.python.daemon.module": "pipelines.worker_daemon",
         # Event times are UTC everywhere; the machine's zone must not leak in.
