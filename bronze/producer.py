@@ -12,34 +12,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from bronze.datasets.base import Dataset
 from pipelines.core.broker import BrokerError, check_reachable, ensure_topic
+from pipelines.core.kafka_producer import DeliveryErrors, open_producer, send
 
 __all__ = ["produce"]
 
 logger = logging.getLogger(__name__)
-
-
-class _DeliveryErrors:
-    """Collects the first delivery failure that librdkafka reports asynchronously."""
-
-    def __init__(self) -> None:
-        self.first: str | None = None
-
-    def __call__(self, error: object, _message: object = None) -> None:
-        if error is not None and self.first is None:
-            self.first = str(error)
-
-
-def _send(producer: Any, topic: str, key: bytes, value: bytes, timestamp_ms: int) -> None:
-    while True:
-        try:
-            producer.produce(topic, key=key, value=value, timestamp=timestamp_ms)
-            return
-        except BufferError:  # local queue full: let librdkafka drain it
-            producer.poll(0.05)
 
 
 def produce(dataset: Dataset, bootstrap: str, topic: str, partitions: int,
@@ -59,26 +39,18 @@ def produce(dataset: Dataset, bootstrap: str, topic: str, partitions: int,
         wall_clock_timestamps: stamp messages with the time they are sent instead
             of their event time (to measure end-to-end latency from bronze).
     """
-    from confluent_kafka import KafkaException, Producer
+    from confluent_kafka import KafkaException
 
     check_reachable(bootstrap)
     ensure_topic(bootstrap, topic, partitions)
-    failures = _DeliveryErrors()
-    producer = Producer({
-        "bootstrap.servers": bootstrap, "client.id": "dkg-producer", "acks": 1,
-        "linger.ms": 20, "batch.num.messages": 100_000, "message.max.bytes": 16 << 20,
-        "queue.buffering.max.messages": 1_000_000, "log_level": 3,
-        # Kafka's default partitioner: the same key lands on the same partition as
-        # with the Java client (murmur2), so a key keeps its order.
-        "partitioner": "murmur2_random",
-        "on_delivery": failures, "delivery.report.only.error": True,
-    })  # fmt: skip
+    failures = DeliveryErrors()
+    producer = open_producer(bootstrap, "dkg-producer", failures)
     written, started, first_event = 0, time.monotonic(), None
     try:
         for batch in dataset.messages(batch_size=batch_size):
             stamps = batch.timestamps_ms.tolist()
             for key, payload, ts in zip(batch.keys, batch.payloads, stamps, strict=True):
-                _send(producer, topic, key, payload, time.time_ns() // 1_000_000
+                send(producer, topic, key, payload, time.time_ns() // 1_000_000
                       if wall_clock_timestamps else int(ts))  # fmt: skip
             producer.poll(0)
             written += len(batch)

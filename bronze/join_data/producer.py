@@ -15,6 +15,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from pipelines.core.broker import BrokerError, check_reachable, ensure_topic
+from pipelines.core.kafka_producer import DeliveryErrors, open_producer, send
 
 __all__ = ["encode_value", "produce_phase"]
 
@@ -35,30 +36,34 @@ def produce_phase(records: pd.DataFrame, bootstrap: str, topics: tuple[str, str]
     Raises:
         BrokerError: Kafka is unreachable or refuses the messages.
     """
-    from kafka import KafkaProducer
-    from kafka.errors import KafkaError
+    from confluent_kafka import KafkaException
 
     check_reachable(bootstrap)
     for topic in topics:
         ensure_topic(bootstrap, topic, partitions)
-    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, batch_size=1 << 20,
-                             max_request_size=16 << 20, acks=1, client_id="dkg-join-producer")  # fmt: skip
+    failures = DeliveryErrors()
+    producer = open_producer(bootstrap, "dkg-join-producer", failures)
     sent = 0
     try:
         rows = zip(records["side"].tolist(), records["partition"].tolist(), records["id"].tolist(),
                    records["created_ms"].tolist(), strict=True)  # fmt: skip
         for side, partition, record_id, created in rows:
             key = None if record_id is None else record_id.encode()
-            producer.send(topics[side], key=key, value=encode_value(record_id, int(created)),
-                          partition=int(partition), timestamp_ms=int(created))  # fmt: skip
+            send(producer, topics[side], key, encode_value(record_id, int(created)), int(created),
+                 partition=int(partition))  # fmt: skip
             sent += 1
-            if progress is not None and sent % 10_000 == 0:
-                progress(sent)
-        producer.flush()
-    except KafkaError as exc:
+            if sent % 10_000 == 0:
+                producer.poll(0)
+                if failures.first:
+                    raise BrokerError(f"producing to {topics} at {bootstrap} failed: {failures.first}")
+                if progress is not None:
+                    progress(sent)
+        if producer.flush(60.0):
+            raise BrokerError(f"producing to {topics} at {bootstrap}: messages still unsent after 60 s")
+    except KafkaException as exc:
         raise BrokerError(f"producing to {topics} at {bootstrap} failed: {exc}") from None
-    finally:
-        producer.close()
+    if failures.first:
+        raise BrokerError(f"producing to {topics} at {bootstrap} failed: {failures.first}")
     if progress is not None:
         progress(sent)
     logger.info("produced %d join records to %s", sent, topics)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 
 import numpy as np
 import pytest
@@ -81,10 +80,10 @@ def test_all_edge_cases_together_match_the_per_message_parser():
 
 
 def test_a_bad_message_amid_good_ones_changes_only_its_own_row():
-    rng = random.Random(7)
+    rng = np.random.default_rng(7)
     payloads = [_keyed(f"k{i % 50}", 1 + i % 3, NOW + i) for i in range(20_000)]
-    for index in rng.sample(range(len(payloads)), 40):
-        payloads[index] = rng.choice(EDGE_PAYLOADS)
+    for index in rng.choice(len(payloads), size=40, replace=False):
+        payloads[int(index)] = EDGE_PAYLOADS[int(rng.integers(len(EDGE_PAYLOADS)))]
     stamps = [NOW] * len(payloads)
     assert _batch(payloads, stamps) == [_one_by_one(p, NOW) for p in payloads]
 
