@@ -145,7 +145,9 @@ def _latencies(warehouse: Warehouse, run_id: str, reached: list[tuple[dict[int, 
     bronze = bronze.filter(pc.equal(bronze["run_id"], run_id))
     sent_ms = pc.cast(bronze["timestamp"], pa.int64()).to_numpy() // 1_000  # microseconds
     frame = bronze.select(["partition", "offset"]).to_pandas()
-    done_ms = np.array([finished for _, finished in reached] + [np.nan]) * 1000.0
+    # The run stops once gold holds every message: what no refresh's recorded
+    # silver version covers (it is read just before the refresh) is in the last one.
+    done_ms = np.array([finished for _, finished in reached] + [reached[-1][1]]) * 1000.0
     latency = np.full(len(frame), np.nan)
     for partition, rows in frame.groupby("partition").indices.items():
         highest = np.array([offsets.get(int(partition), -1) for offsets, _ in reached])

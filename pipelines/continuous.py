@@ -77,7 +77,8 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
         spec: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
-        finished: asked every ``gold_every_s`` once gold exists; True stops the run.
+        finished: asked every ``gold_every_s`` once gold exists; True stops the run after
+            one more gold refresh.
         trigger_s: processing-time trigger of each query.
         gold_every_s: pause between gold refreshes.
         on_refresh: told about each gold refresh (latency measurement, progress).
@@ -93,13 +94,15 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
             _start_ready_stages(spark, kafka_rows, spec, warehouse, backend, queries, trigger_s)
             _raise_if_failed(queries)
             time.sleep(gold_every_s)
+            # Asked before the refresh, so the refresh that follows covers what it saw.
+            last_round = gold_written and finished()
             silver_version = _processed_version(queries.get("worker_windows"))
             # False: no worker windows yet, or nothing new since the last refresh.
             if refresh_gold(backend, warehouse, gold_settings(spec), time.monotonic() - started):
                 gold_written = True
                 if on_refresh is not None:
                     on_refresh(GoldRefresh(time.time(), silver_version))
-            if gold_written and finished():
+            if last_round:
                 break
     finally:
         for name, query in queries.items():
