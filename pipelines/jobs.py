@@ -26,8 +26,8 @@ from pipelines.core.tables import read_delta_stream
 from pipelines.core.tables.base import TableBackend
 from pipelines.core.tables.sink import foreach_batch_writer
 from silver.sink import silver_batch_writer
-from silver.stream import route_stream
-from silver.windows import worker_windows_writer
+from silver.stream import BRONZE_INPUT, route_stream
+from silver.windows import WINDOW_INPUT, worker_windows_writer
 
 __all__ = [
     "STAGES",
@@ -139,13 +139,15 @@ def build_stage(name: str, spark: SparkSession, kafka_rows: DataFrame, spec: Run
         return Stage(name, raw_events(kafka_rows, spec.run_id), writer, checkpoint)
     if name == "silver":
         # A bounded number of commits per micro-batch keeps each batch's memory bounded.
-        bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=8)
+        bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=8,
+                                   columns=BRONZE_INPUT)  # fmt: skip
         routed = route_stream(bronze.where(this_run), spec.source_type, spec.splitters,
                               spec.grouping, spec.workers, spec.params)  # fmt: skip
         writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
                                      f"{spec.run_id}-silver", tables["routing_snapshots"])  # fmt: skip
         return Stage(name, routed, writer, checkpoint)
-    silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8)
+    silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8,
+                                    columns=WINDOW_INPUT)  # fmt: skip
     writer = worker_windows_writer(backend, tables["worker_windows"], f"{spec.run_id}-windows",
                                    spec.worker_window_ms)  # fmt: skip
     return Stage(name, silver_rows.where(this_run), writer, checkpoint)

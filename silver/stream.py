@@ -18,10 +18,10 @@ from pyspark.sql.streaming.state import GroupStateTimeout
 from silver.routing import route_group_with_state
 from silver.schemas import ROUTED_DDL, ROUTING_STATE_DDL
 
-__all__ = ["route_stream"]
+__all__ = ["BRONZE_INPUT", "route_stream"]
 
 # What parsing needs of a bronze row; the Kafka key and topic stay in bronze.
-_BRONZE_INPUT = ("run_id", "partition", "offset", "timestamp", "value")
+BRONZE_INPUT = ("run_id", "partition", "offset", "timestamp", "value")
 
 
 def route_stream(raw_events: DataFrame, source_type: str, splitters: int, grouping: str,
@@ -32,7 +32,7 @@ def route_stream(raw_events: DataFrame, source_type: str, splitters: int, groupi
     unparseable message, and one snapshot row per splitter and micro-batch.
     """
     splitter = (F.col("partition") % F.lit(splitters)).cast("int").alias("splitter")
-    keyed = raw_events.select(splitter, *_BRONZE_INPUT)
+    keyed = raw_events.select(splitter, *BRONZE_INPUT)
     route = functools.partial(route_group_with_state, source_type=source_type, splitters=splitters,
                               grouping=grouping, workers=workers, params=dict(params))  # fmt: skip
     return keyed.groupBy("splitter").applyInPandasWithState(

@@ -21,10 +21,12 @@ from pipelines.core.tables.base import TableBackend, TablePath
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["WINDOW_KEYS", "aggregate_worker_windows", "worker_window_partials",
+__all__ = ["WINDOW_INPUT", "WINDOW_KEYS", "aggregate_worker_windows", "worker_window_partials",
            "worker_windows_writer"]  # fmt: skip
 
 WINDOW_KEYS = ["run_id", "window_start_ms", "worker", "key"]
+# What the windows need of a routed tuple.
+WINDOW_INPUT = ("run_id", "event_time_ms", "worker", "key", "count")
 
 
 def worker_window_partials(routed: pd.DataFrame, window_ms: int) -> pd.DataFrame:

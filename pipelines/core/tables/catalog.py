@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,6 +99,7 @@ def read_delta_stream(
     starting_version: int | str = 0,
     max_files_per_trigger: int | None = None,
     skip_change_commits: bool = False,
+    columns: Sequence[str] | None = None,
 ) -> DataFrame:
     """A Delta table as an append-only stream (native delta-spark when available).
 
@@ -107,6 +109,7 @@ def read_delta_stream(
         starting_version: First version to read (``0`` = everything, ``"latest"``).
         max_files_per_trigger: Cap per micro-batch (whole commits for dkg_delta).
         skip_change_commits: Ignore commits that remove rows instead of failing.
+        columns: Read only these columns (default: all).
     """
     reader = spark.readStream.option("startingVersion", str(starting_version))
     if max_files_per_trigger:
@@ -114,8 +117,11 @@ def read_delta_stream(
     if skip_change_commits:
         reader = reader.option("skipChangeCommits", "true")
     if delta_spark_available(spark):
-        return reader.format("delta").load(str(path))
+        stream = reader.format("delta").load(str(path))
+        return stream.select(*columns) if columns else stream
     register_source(spark)
+    if columns:
+        reader = reader.option("columns", ",".join(columns))
     return reader.format(SOURCE_NAME).option("path", str(path)).load()
 
 

@@ -21,6 +21,8 @@ Options (case-insensitive):
 - ``versionAsOf``: batch reads only; the snapshot version.
 - ``minPartitions``: at least this many read tasks when there are enough
   files (default 2).
+- ``columns``: comma-separated columns to read (default: all). Spark cannot
+  prune a Python source's columns, and every column read crosses into the JVM.
 """
 
 from __future__ import annotations
@@ -298,6 +300,13 @@ class DeltaSource(DataSource):
             raise DeltaLogError(
                 f"no Delta table at {path}; create it first or pass .schema(...)"
             ) from None
+        wanted = self.options.get("columns")
+        if wanted:
+            names = [name.strip() for name in wanted.split(",") if name.strip()]
+            missing = [name for name in names if name not in arrow.names]
+            if missing:
+                raise DeltaLogError(f"{path} has no column {', '.join(map(repr, missing))}")
+            arrow = pa.schema([arrow.field(name) for name in names])
         return from_arrow_schema(arrow)
 
     def reader(self, schema: StructType) -> DataSourceReader:

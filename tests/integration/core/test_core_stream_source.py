@@ -113,6 +113,28 @@ def test_starting_version_skips_earlier_commits(
     assert sorted(i for _, ids in batches for i in ids) == list(range(20, 30))
 
 
+def test_columns_option_reads_only_the_named_columns(
+    core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
+) -> None:
+    path = warehouse.table_path("bronze", "raw_events")
+    _append_commits(backend, path, events, first=0, commits=2)
+    seen: list[pa.Table] = []
+
+    _run(
+        read_delta_stream(core_spark, path, columns=("count", "id")),
+        warehouse.checkpoint("q"),
+        lambda df, _batch_id: seen.append(df.toArrow()),
+    )
+
+    table = pa.concat_tables(seen)
+    assert table.column_names == ["count", "id"]
+    assert sorted(zip(table["id"].to_pylist(), table["count"].to_pylist(), strict=True)) == [
+        (i, i % 5 + 1) for i in range(20)
+    ]
+    with pytest.raises(Exception, match="no column 'colour'"):
+        read_delta_stream(core_spark, path, columns=("id", "colour"))
+
+
 def test_change_commits_fail_the_stream_unless_skipped(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend
 ) -> None:
