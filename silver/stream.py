@@ -11,14 +11,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
 from silver.routing import route_group_with_state
 from silver.schemas import ROUTED_DDL, ROUTING_STATE_DDL
 
-__all__ = ["BRONZE_INPUT", "route_stream"]
+__all__ = ["BRONZE_INPUT", "route_stream", "spread_group_keys"]
 
 # What parsing needs of a bronze row; the Kafka key and topic stay in bronze.
 BRONZE_INPUT = ("run_id", "partition", "offset", "timestamp", "value")
@@ -31,10 +31,32 @@ def route_stream(raw_events: DataFrame, source_type: str, splitters: int, groupi
     Returns one row per parsed tuple with its worker, one quarantine row per
     unparseable message, and one snapshot row per splitter and micro-batch.
     """
-    splitter = (F.col("partition") % F.lit(splitters)).cast("int").alias("splitter")
-    keyed = raw_events.select(splitter, *BRONZE_INPUT)
+    splitter = (F.col("partition") % F.lit(splitters)).cast("int")
+    group_keys = F.array(*map(F.lit, spread_group_keys(raw_events.sparkSession, splitters)))
+    keyed = raw_events.select(group_keys[splitter].alias("splitter_group"),
+                              splitter.alias("splitter"), *BRONZE_INPUT)  # fmt: skip
     route = functools.partial(route_group_with_state, source_type=source_type, splitters=splitters,
                               grouping=grouping, workers=workers, params=dict(params))  # fmt: skip
-    return keyed.groupBy("splitter").applyInPandasWithState(
+    return keyed.groupBy("splitter_group").applyInPandasWithState(
         route, ROUTED_DDL, ROUTING_STATE_DDL, "append", GroupStateTimeout.NoTimeout
     )
+
+
+def spread_group_keys(spark: SparkSession, splitters: int) -> list[int]:
+    """One grouping key per splitter, chosen so splitter ``s`` lands in shuffle partition
+    ``s mod N`` (N = ``spark.sql.shuffle.partitions``).
+
+    Spark places a group by the Murmur3 hash of its key, and small integers
+    collide: grouped by the splitter number itself, splitters 0, 1 and 3 of four
+    share one of two partitions, so one core routes 80% of a skewed stream while
+    the other idles. The keys come from Spark's own hash, the one its planner uses.
+    """
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+    candidate = F.col("id").cast("int")
+    placed = spark.range(64 * splitters * partitions).select(
+        candidate.alias("key"), F.pmod(F.hash(candidate), F.lit(partitions)).alias("partition")
+    )
+    by_partition: dict[int, list[int]] = {}
+    for row in placed.collect():
+        by_partition.setdefault(row["partition"], []).append(row["key"])
+    return [by_partition[s % partitions][s // partitions] for s in range(splitters)]

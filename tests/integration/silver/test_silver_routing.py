@@ -13,7 +13,7 @@ from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from pipelines.core.tables import DeltaRsBackend, read_delta_stream
 from silver.groupings.registry import make_grouping
-from silver.stream import route_stream
+from silver.stream import route_stream, spread_group_keys
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -77,3 +77,17 @@ def test_silver_routes_each_partition_like_the_engine(spark, tmp_path, grouping,
         engine = make_grouping(grouping, 5, params)
         expected = engine.route(mine["key"].to_numpy(object), mine["event_time_ms"].to_numpy(np.int64))
         assert mine["worker"].tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("splitters", [1, 2, 4, 7])
+def test_splitters_spread_over_the_shuffle_partitions(spark, splitters):
+    # Grouped by the splitter number itself, splitters 0, 1 and 3 hash to one of
+    # two partitions: one core would route most of a skewed stream.
+    from pyspark.sql import functions as F
+
+    keys = spread_group_keys(spark, splitters)
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    frame = spark.createDataFrame([(k,) for k in keys], "k int")
+    placed = [r[0] for r in frame.select(F.pmod(F.hash("k"), F.lit(partitions))).collect()]
+    assert placed == [s % partitions for s in range(splitters)]
+    assert len(set(keys)) == splitters
