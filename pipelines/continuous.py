@@ -29,6 +29,7 @@ from pipelines.jobs import (
     build_stage,
     gold_settings,
     stage_output,
+    start_query,
 )
 
 __all__ = ["GoldRefresh", "run_continuous"]
@@ -60,9 +61,7 @@ def _processed_version(query: StreamingQuery | None) -> int | None:
 
 
 def _start(stage: Stage, trigger_s: float) -> StreamingQuery:
-    return (stage.frame.writeStream.queryName(stage.name).foreachBatch(stage.writer)
-            .option("checkpointLocation", stage.checkpoint)
-            .trigger(processingTime=f"{trigger_s} seconds").start())  # fmt: skip
+    return start_query(stage, processingTime=f"{trigger_s} seconds")
 
 
 def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, warehouse: Warehouse,

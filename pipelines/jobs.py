@@ -17,6 +17,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 
 from bronze.stream import raw_events
 from gold.refresh import GoldSettings, refresh_gold
@@ -83,10 +84,9 @@ class StageTimes:
         phases["rows"] = phases.get("rows", 0) + int(progress.numInputRows or 0)
 
 
-def _drain(name: str, frame: DataFrame, writer: Any, checkpoint: str, times: StageTimes) -> None:
-    started, phases_before = time.monotonic(), phase_totals()
-    query = (frame.writeStream.queryName(name).foreachBatch(writer)
-             .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())  # fmt: skip
+def _drain(stage: Stage, times: StageTimes) -> None:
+    name, started, phases_before = stage.name, time.monotonic(), phase_totals()
+    query = start_query(stage, availableNow=True)
     query.awaitTermination()
     wall_s = time.monotonic() - started
     times.seconds[name] = times.seconds.get(name, 0.0) + wall_s
@@ -111,6 +111,27 @@ class Stage:
     frame: DataFrame
     writer: Any
     checkpoint: str
+    shuffle_partitions: int | None = None  # None: the session's
+
+
+def start_query(stage: Stage, **trigger: Any) -> StreamingQuery:
+    """Start the stage's query with ``trigger`` (e.g. ``availableNow=True``).
+
+    The shuffle partition count is fixed when a stateful query first starts (its
+    checkpoint keeps it); a stage may ask for its own, set only for its start.
+    """
+    spark = stage.frame.sparkSession
+    session_partitions = spark.conf.get(_SHUFFLE_PARTITIONS)
+    if stage.shuffle_partitions:
+        spark.conf.set(_SHUFFLE_PARTITIONS, str(stage.shuffle_partitions))
+    try:
+        return (stage.frame.writeStream.queryName(stage.name).foreachBatch(stage.writer)
+                .option("checkpointLocation", stage.checkpoint).trigger(**trigger).start())  # fmt: skip
+    finally:
+        spark.conf.set(_SHUFFLE_PARTITIONS, session_partitions)
+
+
+_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 
 _OUTPUTS = {"bronze": ("bronze", "raw_events"), "silver": ("silver", "routed"),
@@ -141,11 +162,14 @@ def build_stage(name: str, spark: SparkSession, kafka_rows: DataFrame, spec: Run
         # A bounded number of commits per micro-batch keeps each batch's memory bounded.
         bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=8,
                                    columns=BRONZE_INPUT)  # fmt: skip
+        # One shuffle partition per splitter: Spark's scheduler then balances the
+        # splitters' tasks over the cores, however skewed the Kafka partitions are.
         routed = route_stream(bronze.where(this_run), spec.source_type, spec.splitters,
-                              spec.grouping, spec.workers, spec.params)  # fmt: skip
+                              spec.grouping, spec.workers, spec.params,
+                              shuffle_partitions=spec.splitters)  # fmt: skip
         writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
                                      f"{spec.run_id}-silver", tables["routing_snapshots"])  # fmt: skip
-        return Stage(name, routed, writer, checkpoint)
+        return Stage(name, routed, writer, checkpoint, shuffle_partitions=spec.splitters)
     silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8,
                                     columns=WINDOW_INPUT)  # fmt: skip
     writer = worker_windows_writer(backend, tables["worker_windows"], f"{spec.run_id}-windows",
@@ -181,7 +205,7 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
     done = after_stage or (lambda layer: None)
     for name in STAGES:
         stage = build_stage(name, spark, kafka_rows, spec, warehouse, backend)
-        _drain(stage.name, stage.frame, stage.writer, stage.checkpoint, times)
+        _drain(stage, times)
         if name != "silver":  # silver is whole once its worker windows are written
             done("bronze" if name == "bronze" else "silver")
 

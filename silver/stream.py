@@ -25,14 +25,18 @@ BRONZE_INPUT = ("run_id", "partition", "offset", "timestamp", "value")
 
 
 def route_stream(raw_events: DataFrame, source_type: str, splitters: int, grouping: str,
-                 workers: int, params: dict[str, Any]) -> DataFrame:  # fmt: skip
+                 workers: int, params: dict[str, Any],
+                 shuffle_partitions: int | None = None) -> DataFrame:  # fmt: skip
     """``groupBy(splitter).applyInPandasWithState``: each splitter owns a grouping instance.
 
     Returns one row per parsed tuple with its worker, one quarantine row per
     unparseable message, and one snapshot row per splitter and micro-batch.
+    ``shuffle_partitions``: what the query will start with (default: the session's).
     """
     splitter = (F.col("partition") % F.lit(splitters)).cast("int")
-    group_keys = F.array(*map(F.lit, spread_group_keys(raw_events.sparkSession, splitters)))
+    spark = raw_events.sparkSession
+    partitions = shuffle_partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+    group_keys = F.array(*map(F.lit, spread_group_keys(spark, splitters, partitions)))
     keyed = raw_events.select(group_keys[splitter].alias("splitter_group"),
                               splitter.alias("splitter"), *BRONZE_INPUT)  # fmt: skip
     route = functools.partial(route_group_with_state, source_type=source_type, splitters=splitters,
@@ -42,16 +46,15 @@ def route_stream(raw_events: DataFrame, source_type: str, splitters: int, groupi
     )
 
 
-def spread_group_keys(spark: SparkSession, splitters: int) -> list[int]:
+def spread_group_keys(spark: SparkSession, splitters: int, partitions: int) -> list[int]:
     """One grouping key per splitter, chosen so splitter ``s`` lands in shuffle partition
-    ``s mod N`` (N = ``spark.sql.shuffle.partitions``).
+    ``s mod partitions``.
 
     Spark places a group by the Murmur3 hash of its key, and small integers
     collide: grouped by the splitter number itself, splitters 0, 1 and 3 of four
     share one of two partitions, so one core routes 80% of a skewed stream while
     the other idles. The keys come from Spark's own hash, the one its planner uses.
     """
-    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
     candidate = F.col("id").cast("int")
     placed = spark.range(64 * splitters * partitions).select(
         candidate.alias("key"), F.pmod(F.hash(candidate), F.lit(partitions)).alias("partition")

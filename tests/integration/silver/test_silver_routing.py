@@ -85,8 +85,8 @@ def test_splitters_spread_over_the_shuffle_partitions(spark, splitters):
     # two partitions: one core would route most of a skewed stream.
     from pyspark.sql import functions as F
 
-    keys = spread_group_keys(spark, splitters)
-    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    partitions = 2
+    keys = spread_group_keys(spark, splitters, partitions)
     frame = spark.createDataFrame([(k,) for k in keys], "k int")
     placed = [r[0] for r in frame.select(F.pmod(F.hash("k"), F.lit(partitions))).collect()]
     assert placed == [s % partitions for s in range(splitters)]
