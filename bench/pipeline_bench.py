@@ -208,7 +208,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=10)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--grouping", default="DYNAMIC_KEY")
-    parser.add_argument("--max-offsets", type=int, default=250_000, help="per bronze micro-batch")
+    parser.add_argument("--max-offsets", type=int, default=500_000, help="per bronze micro-batch")
     parser.add_argument("--mode", choices=("drain", "live", "both"), default="both")
     parser.add_argument("--trigger", type=float, default=1.0, help="live: seconds per trigger")
     parser.add_argument("--gold-every", type=float, default=2.0, help="live: seconds between gold refreshes")

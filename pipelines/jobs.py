@@ -159,8 +159,9 @@ def build_stage(name: str, spark: SparkSession, kafka_rows: DataFrame, spec: Run
         writer = foreach_batch_writer(backend, tables["raw_events"], f"{spec.run_id}-bronze")
         return Stage(name, raw_events(kafka_rows, spec.run_id), writer, checkpoint)
     if name == "silver":
-        # A bounded number of commits per micro-batch keeps each batch's memory bounded.
-        bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=8,
+        # A bounded number of commits per micro-batch keeps each batch's memory bounded
+        # (bronze commits hold up to --max-offsets-per-trigger messages each).
+        bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=4,
                                    columns=BRONZE_INPUT)  # fmt: skip
         # One shuffle partition per splitter: Spark's scheduler then balances the
         # splitters' tasks over the cores, however skewed the Kafka partitions are.

@@ -48,7 +48,7 @@ class JobRequest:
     speed: float | None
     bootstrap: str
     groupings: Sequence[tuple[str, str, dict[str, Any]]]  # (label, name, params)
-    max_offsets_per_trigger: int | None = 200_000
+    max_offsets_per_trigger: int | None = 500_000
     quality: QualityConfig | None = None  # None: no data-quality gates
 
 

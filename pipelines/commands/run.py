@@ -57,7 +57,7 @@ def add_parser(subparsers: Any) -> None:
         "--speed", type=speed_factor, help="producer speed, e.g. x1, x10 (default: max)"
     )
     parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
-    parser.add_argument("--max-offsets-per-trigger", type=positive_int, default=200_000,
+    parser.add_argument("--max-offsets-per-trigger", type=positive_int, default=500_000,
                         help="Kafka messages per bronze micro-batch (bounds memory)")  # fmt: skip
     parser.add_argument("--bootstrap-servers", help="a Kafka to use (default: a local broker)")
     parser.add_argument("--skip-checks", action="store_true",
