@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pipelines.core import logs
 from pipelines.core.config import default_conf_dir
 from pipelines.core.jvm_output import launch_quiet_gateway
+from pipelines.core.spark_home import compiled_spark_home
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -116,6 +117,17 @@ def _prepare_environment(master: str) -> None:
         # Loopback only for local sessions; also silences the "hostname resolves
         # to a loopback address" warning at start-up.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        if "SPARK_HOME" not in os.environ:
+            _use_compiled_spark_home()
+
+
+def _use_compiled_spark_home() -> None:
+    # Read by pyspark's gateway launcher and inherited by the JVM, which names
+    # SPARK_HOME's zips on the planner processes' PYTHONPATH.
+    try:
+        os.environ["SPARK_HOME"] = str(compiled_spark_home())
+    except OSError as error:  # e.g. a read-only temp folder: keep pyspark's own home
+        logger.debug("keeping pyspark's own SPARK_HOME: %s", error)
 
 
 def _class_loadable(spark: SparkSession, name: str) -> bool:

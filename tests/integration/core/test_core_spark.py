@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,31 @@ def test_python_workers_run_this_interpreter(core_spark: SparkSession) -> None:
 
     workers = core_spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
     assert workers == [sys.executable]
+
+
+def test_data_source_planners_import_compiled_pyspark(core_spark: SparkSession) -> None:
+    # schema() runs in a planner process Spark starts afresh (not from the worker
+    # daemon); it must not import pyspark from SPARK_HOME's zip.
+    from pyspark.sql.datasource import DataSource, DataSourceReader
+
+    class OneRow(DataSourceReader):
+        def read(self, partition: object) -> Iterator[tuple[int]]:
+            yield (1,)
+
+    class WhereIsPyspark(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "where_is_pyspark"
+
+        def schema(self) -> str:
+            import pyspark
+
+            return f"{'zip' if '.zip' in pyspark.__file__ else 'installed'} int"
+
+        def reader(self, schema: object) -> DataSourceReader:
+            return OneRow()
+
+    core_spark.dataSource.register(WhereIsPyspark)
+    frame = core_spark.read.format("where_is_pyspark").load()
+    assert frame.columns == ["installed"]
+    assert frame.collect()[0][0] == 1
