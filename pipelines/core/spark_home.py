@@ -58,6 +58,9 @@ def compiled_spark_home(parent: Path | None = None) -> Path:
     Returns:
         The mirror's path, one per pyspark installation, safe to build from
         several processes at once.
+
+    Raises:
+        OSError: the mirror cannot be built or repaired (e.g. a read-only folder).
     """
     home = _installed_home()
     parent = parent or Path(tempfile.gettempdir())
@@ -71,7 +74,9 @@ def compiled_spark_home(parent: Path | None = None) -> Path:
             shutil.rmtree(mirror)
         os.rename(staging, mirror)
     except OSError:
-        # Another process put its mirror in place first; it is equivalent.
+        # Usually another process put an equivalent mirror in place first.
         shutil.rmtree(staging, ignore_errors=True)
+        if not (mirror.is_dir() and _mirror_is_current(mirror, home)):
+            raise
     logger.debug("Spark home for local sessions: %s -> %s", mirror, home)
     return mirror

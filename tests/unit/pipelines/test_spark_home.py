@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pyspark
+import pytest
 
 from pipelines.core.spark_home import compiled_spark_home
 
@@ -29,4 +31,13 @@ def test_mirror_is_built_once_and_repaired_when_incomplete(tmp_path: Path) -> No
     (mirror / "bin").unlink()
     assert compiled_spark_home(tmp_path) == mirror
     assert (mirror / "bin" / "spark-class").is_file()
+    assert [entry.name for entry in tmp_path.iterdir()] == [mirror.name]
+
+
+def test_a_mirror_that_cannot_be_built_is_an_error_not_a_broken_home(tmp_path: Path) -> None:
+    mirror = compiled_spark_home(tmp_path)
+    shutil.rmtree(mirror)
+    mirror.write_text("a file where the mirror belongs")
+    with pytest.raises(OSError):
+        compiled_spark_home(tmp_path)
     assert [entry.name for entry in tmp_path.iterdir()] == [mirror.name]
