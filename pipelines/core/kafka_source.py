@@ -33,7 +33,7 @@ from pyspark.sql.types import StructType
 from pipelines.core.broker import BrokerError, end_offsets, topic_exists
 from pipelines.core.gc_pause import gc_paused
 
-__all__ = ["KAFKA_SCHEMA", "KafkaSource", "read_kafka_stream"]
+__all__ = ["KAFKA_SCHEMA", "RECEIVE_MAX_BYTES", "KafkaSource", "read_kafka_stream"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ _ARROW_SCHEMA = pa.schema([
 ])  # fmt: skip
 POLL_RECORDS = 50_000
 STALL_SECONDS = 60.0
+RECEIVE_MAX_BYTES = 2_147_483_647  # librdkafka's largest receive.message.max.bytes
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,10 @@ def _read_range(task: KafkaRange) -> Iterator[pa.RecordBatch]:
         "bootstrap.servers": task.bootstrap, "group.id": "dkg-spark", "client.id": "dkg-spark",
         "enable.auto.commit": False, "enable.partition.eof": False,
         "fetch.max.bytes": 64 << 20, "max.partition.fetch.bytes": 8 << 20,
+        # The local broker answers a fetch with everything past the offset, whatever
+        # the limits above say; librdkafka would refuse a response over 100 MB (a
+        # partition backlog of about a million messages) and retry it forever.
+        "receive.message.max.bytes": RECEIVE_MAX_BYTES,
         "log_level": 3,  # errors only: connection chatter at close is expected
     })  # fmt: skip
     try:

@@ -7,6 +7,7 @@ import pytest
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
+from pipelines.core.broker import ensure_topic
 from pipelines.core.kafka_source import read_kafka_stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -38,3 +39,26 @@ def test_every_message_exactly_once_and_only_new_ones_after_restart(spark, boots
             "tweets", 3)  # fmt: skip
     second = _drain(spark, bootstrap, "tweets", tmp_path / "ckpt")
     assert sum(len(b) for b in second) == 300
+
+
+def test_reads_a_partition_backlog_larger_than_a_fetch_response_limit(spark, bootstrap, tmp_path):
+    # The local broker answers each fetch with the whole backlog past the offset:
+    # 110 MB here, above librdkafka's default 100 MB response limit.
+    from pyspark.sql import functions as F
+
+    from pipelines.core.kafka_producer import DeliveryErrors, open_producer, send
+
+    failures = DeliveryErrors()
+    producer = open_producer(bootstrap, "big-backlog", failures)
+    ensure_topic(bootstrap, "big-backlog", 1)
+    payload = b"x" * (1 << 19)  # the broker takes messages up to 1 MB
+    for offset in range(220):
+        send(producer, "big-backlog", None, payload, offset)
+    assert producer.flush(60.0) == 0 and failures.first is None
+    totals = []
+    frame = read_kafka_stream(spark, bootstrap, "big-backlog")
+    query = (frame.writeStream
+             .foreachBatch(lambda df, _: totals.append(df.agg(F.count("*"), F.sum(F.length("value"))).first()))
+             .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())  # fmt: skip
+    query.awaitTermination(300)
+    assert [tuple(t) for t in totals] == [(220, 220 << 19)]
