@@ -2,7 +2,8 @@
 
 Key counts and worker loads come from ``silver.worker_windows`` (the merged
 WorkerBolt partials), the distribution metrics from ``silver.routed`` through
-the simulator's accumulator. Every write is a merge on the table's keys whose
+the simulator's accumulator, which a :class:`RoutedMetricsFeed` keeps between
+refreshes so each one reads only silver's new commits. Every write is a merge on the table's keys whose
 application transaction is the silver version it was built from, so refreshing
 twice from the same silver data changes nothing.
 """
@@ -17,11 +18,13 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from gold.hot_keys import hot_keys_from_snapshots
-from gold.transforms import distribution_metrics, key_counts, worker_load
+from gold.metrics import RunMetricsAccumulator
+from gold.routed_feed import RoutedMetricsFeed
+from gold.transforms import key_counts, metrics_frame, worker_load
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables.base import TableBackend
 
-__all__ = ["GoldSettings", "refresh_gold"]
+__all__ = ["GoldSettings", "refresh_gold", "routed_feed"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +47,28 @@ def _run_rows(backend: TableBackend, path, run_id: str) -> pd.DataFrame:
     return table.filter(pc.equal(table["run_id"], run_id)).to_pandas()
 
 
+def routed_feed(warehouse: Warehouse, settings: GoldSettings) -> RoutedMetricsFeed:
+    """A new metrics feed of the run's ``silver.routed`` rows; pass it to every refresh."""
+
+    def accumulator() -> RunMetricsAccumulator:
+        return RunMetricsAccumulator(settings.workers, settings.aggregation_window_ms,
+                                     settings.process_ms, settings.speed)  # fmt: skip
+
+    return RoutedMetricsFeed(warehouse.table_path("silver", "routed"), settings.run_id, accumulator)
+
+
 def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: GoldSettings,
-                 processing_seconds: float) -> bool:  # fmt: skip
-    """Rebuild one run's gold rows; False when silver has not changed since the last refresh."""
+                 processing_seconds: float, feed: RoutedMetricsFeed | None = None) -> bool:  # fmt: skip
+    """Rebuild one run's gold rows; False when silver has not changed since the last refresh.
+
+    Args:
+        backend: the Delta backend.
+        warehouse: where the tables are.
+        settings: the run.
+        processing_seconds: the routing's time so far (the metrics' throughput).
+        feed: the run's metrics feed from earlier refreshes (:func:`routed_feed`);
+            None reads the run's routed rows from the start.
+    """
     windows_path = warehouse.table_path("silver", "worker_windows")
     version = backend.version(windows_path)
     if version is None:
@@ -58,14 +80,14 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: GoldSett
     if last is not None and last >= version:
         return False
     partials = _run_rows(backend, windows_path, settings.run_id)
-    routed = _run_rows(backend, warehouse.table_path("silver", "routed"), settings.run_id)
     window = settings.aggregation_window_ms
     backend.merge(gold["key_counts"], key_counts(partials, window),
                   ["run_id", "window_start_ms", "key"], app_id, version)  # fmt: skip
     backend.merge(gold["worker_load"], worker_load(partials, settings.workers, window),
                   ["run_id", "window_start_ms", "worker"], app_id, version)  # fmt: skip
-    metrics = distribution_metrics(routed, settings.workers, processing_seconds, window,
-                                   settings.process_ms, settings.speed)  # fmt: skip
+    feed = feed if feed is not None else routed_feed(warehouse, settings)
+    feed.advance()
+    metrics = metrics_frame(feed.accumulator, processing_seconds)
     metrics.insert(0, "run_id", settings.run_id)
     metrics["window_start_ms"] = metrics["window_start_ms"].fillna(-1)  # cumulative: no window
     backend.merge(gold["distribution_metrics"], metrics, ["run_id", "scope", "window_start_ms"],

@@ -14,7 +14,7 @@ import pandas as pd
 from gold.metrics import RunMetricsAccumulator
 from silver.groupings.hashing import hash_keys
 
-__all__ = ["distribution_metrics", "key_counts", "worker_load"]
+__all__ = ["add_routed", "distribution_metrics", "key_counts", "metrics_frame", "worker_load"]
 
 
 def _coarsen(partials: pd.DataFrame, window_ms: int) -> pd.DataFrame:
@@ -50,24 +50,38 @@ def worker_load(partials: pd.DataFrame, workers: int, window_ms: int = 60_000) -
     return table.astype({"worker": "int32", "tuples": "int64", "keys": "int64"})
 
 
-def distribution_metrics(
-    routed: pd.DataFrame, workers: int, processing_seconds: float, window_ms: int = 60_000,
-    process_ms: float = 1.0, speed: float = 1.0,
-) -> pd.DataFrame:  # fmt: skip
-    """One cumulative row and one row per window for one run's routed rows.
+_STREAM_ORDER = ("event_time_ms", "partition", "offset", "tuple_index")
 
-    Tuples are fed in stream order (partition, offset, tuple) like the routing
-    step saw them, so the FIFO queue model matches the simulator's.
+
+def add_routed(accumulator: RunMetricsAccumulator, routed: pd.DataFrame) -> None:
+    """Add routed rows to ``accumulator`` in stream order (event time, partition, offset, tuple).
+
+    Tuples are fed in the order the routing step saw them, so the FIFO queue
+    model matches the simulator's.
     """
-    parsed = routed[routed["worker"] >= 0].sort_values(
-        ["event_time_ms", "partition", "offset", "tuple_index"], kind="stable"
-    )
-    accumulator = RunMetricsAccumulator(workers, window_ms, process_ms, speed)
-    if len(parsed):
-        accumulator.add(hash_keys(parsed["key"].to_numpy(object)).fingerprint,
-                        parsed["worker"].to_numpy(np.int64),
-                        parsed["event_time_ms"].to_numpy(np.int64))  # fmt: skip
+    routed = routed[routed["worker"] >= 0]
+    if routed.empty:
+        return
+    # numpy's lexsort on the integer columns: pandas' multi-column sort factorizes each one.
+    order = np.lexsort([routed[name].to_numpy(np.int64) for name in reversed(_STREAM_ORDER)])
+    accumulator.add(hash_keys(routed["key"].to_numpy(object)[order]).fingerprint,
+                    routed["worker"].to_numpy(np.int64)[order],
+                    routed["event_time_ms"].to_numpy(np.int64)[order])  # fmt: skip
+
+
+def metrics_frame(accumulator: RunMetricsAccumulator, processing_seconds: float) -> pd.DataFrame:
+    """The accumulator's metrics so far: one cumulative row, then one row per window."""
     result = accumulator.result(processing_seconds)
     rows = [result.cumulative.to_dict(), *(w.to_dict() for w in result.windows)]
     frame = pd.DataFrame(rows).drop(columns=["loads"])
     return frame.astype({"window_start_ms": "Int64"})
+
+
+def distribution_metrics(
+    routed: pd.DataFrame, workers: int, processing_seconds: float, window_ms: int = 60_000,
+    process_ms: float = 1.0, speed: float = 1.0,
+) -> pd.DataFrame:  # fmt: skip
+    """One cumulative row and one row per window for one run's routed rows."""
+    accumulator = RunMetricsAccumulator(workers, window_ms, process_ms, speed)
+    add_routed(accumulator, routed)
+    return metrics_frame(accumulator, processing_seconds)

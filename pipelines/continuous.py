@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from gold.refresh import refresh_gold
+from gold.refresh import refresh_gold, routed_feed
 from pipelines.core.paths import Warehouse
 from pipelines.core.tables.base import TableBackend
 from pipelines.jobs import (
@@ -88,6 +88,7 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
     queries: dict[str, StreamingQuery] = {}
     times = StageTimes()
     started, gold_written = time.monotonic(), False
+    feed = routed_feed(warehouse, gold_settings(spec))
     try:
         while True:
             _start_ready_stages(spark, kafka_rows, spec, warehouse, backend, queries, trigger_s)
@@ -97,7 +98,8 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
             last_round = gold_written and finished()
             silver_version = _processed_version(queries.get("worker_windows"))
             # False: no worker windows yet, or nothing new since the last refresh.
-            if refresh_gold(backend, warehouse, gold_settings(spec), time.monotonic() - started):
+            if refresh_gold(backend, warehouse, gold_settings(spec), time.monotonic() - started,
+                            feed):  # fmt: skip
                 gold_written = True
                 if on_refresh is not None:
                     on_refresh(GoldRefresh(time.time(), silver_version))
