@@ -35,7 +35,7 @@ from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from pipelines.continuous import GoldRefresh, run_continuous
 from pipelines.core.broker import LocalBroker, end_offsets, topic_exists
-from pipelines.core.kafka_source import read_kafka_stream
+from pipelines.core.kafka_source import RECEIVE_MAX_BYTES, read_kafka_stream
 from pipelines.core.paths import Warehouse
 from pipelines.core.spark import build_spark
 from pipelines.core.tables import DeltaRsBackend
@@ -49,7 +49,8 @@ def _consume_baseline(bootstrap: str, topic: str, total: int) -> float:
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench",
-                         "enable.auto.commit": False, "log_level": 3})  # fmt: skip
+                         "enable.auto.commit": False, "log_level": 3,
+                         "receive.message.max.bytes": RECEIVE_MAX_BYTES})  # fmt: skip
     partitions = end_offsets(bootstrap, topic)
     consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
     started, seen = time.monotonic(), 0
@@ -166,13 +167,31 @@ def _windows_tuples(warehouse: Warehouse, run_id: str) -> int:
     return int(pc.sum(table.filter(pc.equal(table["run_id"], run_id))["tuples"]).as_py() or 0)
 
 
+class _Rendered:
+    """A dataset's messages rendered up front, so the producer thread only sends.
+
+    The messages come from outside in a real deployment; rendering them during
+    the measurement would take CPU from the pipeline on this machine.
+    """
+
+    def __init__(self, dataset: Any, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self._batches = list(dataset.messages(batch_size=batch_size))
+
+    def messages(self, batch_size: int) -> Any:
+        if batch_size != self.batch_size:
+            raise ValueError(f"rendered in batches of {self.batch_size}, not {batch_size}")
+        return iter(self._batches)
+
+
 def live(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Namespace) -> dict[str, Any]:
     """Produce at a fixed rate while every stage runs continuously; latency per message."""
     topic, run_id = "bench-live", "bench-live"
     spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
     speed = args.rate / spec.rate  # event time runs this much faster than the wall clock
+    rendered = _Rendered(make_dataset(spec), 10_000)
     producer = threading.Thread(target=produce, daemon=True, args=(
-        make_dataset(spec), bootstrap, topic, args.partitions, speed, None, 10_000, True))  # fmt: skip
+        rendered, bootstrap, topic, args.partitions, speed, None, 10_000, True))  # fmt: skip
     started = time.time()
     producer.start()
     while not topic_exists(bootstrap, topic):
