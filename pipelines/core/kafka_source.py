@@ -47,6 +47,7 @@ _ARROW_SCHEMA = pa.schema([
 POLL_RECORDS = 50_000
 STALL_SECONDS = 60.0
 RECEIVE_MAX_BYTES = 2_147_483_647  # librdkafka's largest receive.message.max.bytes
+QUEUED_MIN_MESSAGES = 1
 
 
 @dataclass(frozen=True)
@@ -145,8 +146,14 @@ def _read_range(task: KafkaRange) -> Iterator[pa.RecordBatch]:
         # the limits above say; librdkafka would refuse a response over 100 MB (a
         # partition backlog of about a million messages) and retry it forever.
         "receive.message.max.bytes": RECEIVE_MAX_BYTES,
+        # Fetch again only once the queue is empty. By default librdkafka fetches
+        # until 100,000 messages are queued, and the local broker answers a fetch
+        # at the partition's end at once (no long poll): the consumer and the
+        # broker then spun for as long as the task ran, a core between them.
+        "queued.min.messages": QUEUED_MIN_MESSAGES,
         "log_level": 3,  # errors only: connection chatter at close is expected
     })  # fmt: skip
+    closed = False
     try:
         consumer.assign([TopicPartition(task.topic, task.partition, task.start)])
         position, last_progress = task.start, time.monotonic()
@@ -161,6 +168,9 @@ def _read_range(task: KafkaRange) -> Iterator[pa.RecordBatch]:
                 if records:
                     position = records[-1].offset() + 1
                 del records
+            if position >= task.end:  # before the last batch goes out: an idle consumer
+                consumer.close()  # at the partition's end keeps fetching
+                closed = True
             if batch is None:
                 if time.monotonic() - last_progress > STALL_SECONDS:
                     raise BrokerError(f"{task.topic}[{task.partition}]: no messages past offset "
@@ -169,7 +179,8 @@ def _read_range(task: KafkaRange) -> Iterator[pa.RecordBatch]:
             last_progress = time.monotonic()
             yield batch
     finally:
-        consumer.close()
+        if not closed:
+            consumer.close()
 
 
 def _to_arrow(records: list, topic: str, partition: int) -> pa.RecordBatch:
