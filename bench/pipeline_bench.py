@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bench.settle import wait_until_idle
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
@@ -70,14 +71,17 @@ def _profile(times: StageTimes) -> dict[str, Any]:
             "spark_ms": times.profile}  # fmt: skip
 
 
-def drain(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Namespace) -> dict[str, Any]:
-    """Produce N messages, then time the job from Kafka to gold."""
+def drain(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
+          args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+    """Produce N messages, let the broker settle, then time the job from Kafka to gold."""
     topic = "bench-drain"
     spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
     started = time.monotonic()
     produce(make_dataset(spec), bootstrap, topic, args.partitions)
     produce_rate = args.messages / (time.monotonic() - started)
+    settled = wait_until_idle(broker_pid)
     baseline = _consume_baseline(bootstrap, topic, args.messages)
+    settled += wait_until_idle(broker_pid)
     kafka_rows = read_kafka_stream(spark, bootstrap, topic, "earliest", args.max_offsets)
     started = time.monotonic()
     cpu = _CpuMeter()
@@ -88,7 +92,8 @@ def drain(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Names
     rate = args.messages / seconds
     return {"messages": args.messages, "seconds": round(seconds, 1), "msg_per_s": round(rate),
             "baseline_consume_msg_per_s": round(baseline), "vs_baseline": round(rate / baseline, 3),
-            "producer_msg_per_s": round(produce_rate), "machine_cpu_s": cpu.seconds,
+            "producer_msg_per_s": round(produce_rate), "broker_settle_s": round(settled, 1),
+            "machine_cpu_s": cpu.seconds,
             **_profile(times)}  # fmt: skip
 
 
@@ -242,7 +247,8 @@ def main() -> None:
         bootstrap = broker.start()
         spark = build_spark(app_name="dkg-bench", master="local[2]")
         if args.mode in ("drain", "both"):
-            results["drain"] = drain(spark, bootstrap, Warehouse(root / "drain"), args)
+            broker_pid = broker.status().pid
+            results["drain"] = drain(spark, bootstrap, broker_pid, Warehouse(root / "drain"), args)
         if args.mode in ("live", "both"):
             results["live"] = live(spark, bootstrap, Warehouse(root / "live"), args)
         spark.stop()

@@ -1,0 +1,148 @@
+"""The join end to end: Kafka -> Spark (partition-aware join) -> Delta, pairs/s and memory.
+
+Produces the two generated topics into a local broker, lets the broker settle,
+then drains them through the job ``dkg join`` runs (the same ``run_join``), and
+reports joined pairs per second of the join's own time, each micro-batch's
+time, and the largest resident memory of the Spark JVM, its Python workers and
+the driver, sampled every second. The first micro-batch also starts Spark's
+Python workers and warms the JVM's compiler; ``warm_pairs_per_s`` leaves it out.
+
+    PYTHONPATH=. python bench/join_pipeline_bench.py --lefts 2000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from bench.settle import wait_until_idle
+from bronze.join_data import JoinDataSpec, generate
+from pipelines.core.broker import LocalBroker
+from pipelines.core.paths import Warehouse
+from pipelines.core.spark import build_spark
+from pipelines.core.tables import DeltaRsBackend
+from pipelines.join_job import JoinRequest, ensure_phase, ground_truth_check, run_join
+from silver.join.engine import JoinParams
+
+logger = logging.getLogger("bench.join_pipeline")
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * _PAGE / 1e6
+    except OSError:  # the process ended
+        return 0.0
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, frontier = [], [pid]
+    while frontier:
+        frontier = [child for parent in frontier for child in children.get(parent, [])]
+        found.extend(frontier)
+    return found
+
+
+class _BatchLog(logging.Handler):
+    """Each micro-batch's input rows and time, from the join job's progress log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[tuple[int, int]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg.startswith("join batch %s: %s rows in %s ms") and record.args:
+            _batch, rows, millis, _phases = record.args  # type: ignore[misc]
+            self.batches.append((int(rows), int(millis)))
+
+
+class _MemorySampler(threading.Thread):
+    """The largest RSS of this process and its descendants (JVM, Python workers)."""
+
+    def __init__(self, exclude: set[int]) -> None:
+        super().__init__(daemon=True)
+        self.exclude = exclude
+        self.samples: list[float] = []
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(1.0):
+            pids = [os.getpid(), *(p for p in _descendants(os.getpid()) if p not in self.exclude)]
+            self.samples.append(sum(_rss_mb(p) for p in pids))
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """Produce, settle, join; the figures as one JSON-ready dict."""
+    root = Path(tempfile.mkdtemp(prefix="dkg-join-bench-"))
+    data = JoinDataSpec(lefts=args.lefts)
+    topics = (f"bench-{args.lefts}-left", f"bench-{args.lefts}-right")
+    with LocalBroker(root / "kafka") as broker:
+        bootstrap = broker.start()
+        broker_pid = broker.status().pid
+        request = JoinRequest(data, topics, bootstrap, JoinParams(partitions=(4, 4)),
+                              max_offsets_per_trigger=args.max_offsets)  # fmt: skip
+        produced = ensure_phase(request, generate(data), 0)
+        settled = wait_until_idle(broker_pid)
+        spark = build_spark(app_name="dkg-join-bench", master="local[2]")
+        memory = _MemorySampler(exclude={broker_pid})
+        memory.start()
+        warehouse, backend = Warehouse(root / "lake"), DeltaRsBackend()
+        batch_log = _BatchLog()
+        logging.getLogger("pipelines.join_job").addHandler(batch_log)
+        result = run_join(spark, request, warehouse, backend)
+        memory.stop()
+        check = ground_truth_check(backend, warehouse, result.run_id, data)
+        spark.stop()
+    matched, batches = result.summary["matched"], batch_log.batches
+    # Pairs come out in proportion to the records read (one match ratio throughout).
+    warm_rows, warm_ms = sum(r for r, _ in batches[1:]), sum(m for _, m in batches[1:])
+    warm = matched / produced * warm_rows / (warm_ms / 1000) if warm_ms else 0.0
+    samples = memory.samples
+    return {"lefts": args.lefts, "messages": produced, "broker_settle_s": round(settled, 1),
+            "join_s": round(result.join_seconds, 1),
+            "pairs_per_s": round(matched / result.join_seconds), "warm_pairs_per_s": round(warm),
+            "matched": matched, "check": check, "batches": batches,
+            "rss_mb": {"max": round(max(samples, default=0.0)),
+                       "first_quarter_max": round(max(samples[: len(samples) // 4], default=0.0)),
+                       "last_quarter_max": round(max(samples[-(len(samples) // 4):], default=0.0))}}  # fmt: skip
+
+
+def main() -> None:
+    """Command line: ``--lefts``, ``--max-offsets``, ``--output``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lefts", type=int, default=2_000_000)
+    parser.add_argument("--max-offsets", type=int, default=200_000, help="per topic and batch")
+    parser.add_argument("--output", type=Path, default=Path("bench/results/join_pipeline.json"))
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("kafka", "py4j", "numba"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    text = json.dumps(measure(args), indent=2)
+    print(text)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
