@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from bench.console import configure_logging
 from bench.settle import wait_until_idle
 from bronze.join_data import JoinDataSpec, generate
 from pipelines.core.broker import LocalBroker
@@ -135,9 +136,7 @@ def main() -> None:
     parser.add_argument("--max-offsets", type=int, default=200_000, help="per topic and batch")
     parser.add_argument("--output", type=Path, default=Path("bench/results/join_pipeline.json"))
     args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("kafka", "py4j", "numba"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_logging()
     text = json.dumps(measure(args), indent=2)
     print(text)
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bench.console import configure_logging
 from bench.settle import wait_until_idle
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
@@ -238,9 +239,7 @@ def main() -> None:
     parser.add_argument("--gold-every", type=float, default=2.0, help="live: seconds between gold refreshes")
     parser.add_argument("--output", type=Path, default=Path("bench/results/pipeline.json"))
     args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("kafka", "py4j", "numba"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_logging()
     root = Path(tempfile.mkdtemp(prefix="dkg-bench-"))
     results: dict[str, Any] = {}
     with LocalBroker(root / "kafka") as broker:

@@ -3,9 +3,9 @@
 Key counts and worker loads come from ``silver.worker_windows`` (the merged
 WorkerBolt partials), the distribution metrics from ``silver.routed`` through
 the simulator's accumulator, which a :class:`RoutedMetricsFeed` keeps between
-refreshes so each one reads only silver's new commits. Every write is a merge on the table's keys whose
-application transaction is the silver version it was built from, so refreshing
-twice from the same silver data changes nothing.
+refreshes so that each one reads only silver's new commits. Every write is a
+merge on the table's keys whose application transaction is the silver version
+it was built from, so refreshing twice from the same silver data changes nothing.
 """
 
 from __future__ import annotations
