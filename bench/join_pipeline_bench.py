@@ -3,9 +3,10 @@
 Produces the two generated topics into a local broker, lets the broker settle,
 then drains them through the job ``dkg join`` runs (the same ``run_join``), and
 reports joined pairs per second of the join's own time, each micro-batch's
-time, and the largest resident memory of the Spark JVM, its Python workers and
-the driver, sampled every second. The first micro-batch also starts Spark's
-Python workers and warms the JVM's compiler; ``warm_pairs_per_s`` leaves it out.
+time, and the resident memory of the driver, the Spark JVM and its Python
+workers, sampled every second (largest in the first and in the last quarter of
+the run). The first micro-batch also starts Spark's Python workers and warms the
+JVM's compiler; ``warm_pairs_per_s`` leaves it out.
 
     PYTHONPATH=. python bench/join_pipeline_bench.py --lefts 2000000
 """
@@ -74,23 +75,45 @@ class _BatchLog(logging.Handler):
             self.batches.append((int(rows), int(millis)))
 
 
+def _kind(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            program = cmdline.read().split(b"\0", 1)[0]
+    except OSError:
+        return "gone"
+    return "jvm" if program.endswith(b"java") else "python_workers"
+
+
 class _MemorySampler(threading.Thread):
-    """The largest RSS of this process and its descendants (JVM, Python workers)."""
+    """Resident memory every second: this process (the driver), the JVM, the Python workers."""
 
     def __init__(self, exclude: set[int]) -> None:
         super().__init__(daemon=True)
         self.exclude = exclude
-        self.samples: list[float] = []
+        self.samples: list[dict[str, float]] = []
         self._done = threading.Event()
 
     def run(self) -> None:
         while not self._done.wait(1.0):
-            pids = [os.getpid(), *(p for p in _descendants(os.getpid()) if p not in self.exclude)]
-            self.samples.append(sum(_rss_mb(p) for p in pids))
+            sample = {"driver": _rss_mb(os.getpid()), "jvm": 0.0, "python_workers": 0.0}
+            for pid in _descendants(os.getpid()):
+                kind = _kind(pid)
+                if pid not in self.exclude and kind in sample:
+                    sample[kind] += _rss_mb(pid)
+            self.samples.append(sample)
 
     def stop(self) -> None:
         self._done.set()
         self.join()
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Per process kind and in total: the largest RSS (MB) in the first and last quarter."""
+        quarter = max(1, len(self.samples) // 4)
+        kinds = ("driver", "jvm", "python_workers")
+        totals = [{**s, "total": sum(s[k] for k in kinds)} for s in self.samples]
+        return {kind: {"first_quarter_max": round(max((s[kind] for s in totals[:quarter]), default=0)),
+                       "last_quarter_max": round(max((s[kind] for s in totals[-quarter:]), default=0))}
+                for kind in (*kinds, "total")}  # fmt: skip
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -119,14 +142,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     # Pairs come out in proportion to the records read (one match ratio throughout).
     warm_rows, warm_ms = sum(r for r, _ in batches[1:]), sum(m for _, m in batches[1:])
     warm = matched / produced * warm_rows / (warm_ms / 1000) if warm_ms else 0.0
-    samples = memory.samples
     return {"lefts": args.lefts, "messages": produced, "broker_settle_s": round(settled, 1),
             "join_s": round(result.join_seconds, 1),
             "pairs_per_s": round(matched / result.join_seconds), "warm_pairs_per_s": round(warm),
             "matched": matched, "check": check, "batches": batches,
-            "rss_mb": {"max": round(max(samples, default=0.0)),
-                       "first_quarter_max": round(max(samples[: len(samples) // 4], default=0.0)),
-                       "last_quarter_max": round(max(samples[-(len(samples) // 4):], default=0.0))}}  # fmt: skip
+            "rss_mb": memory.summary()}  # fmt: skip
 
 
 def main() -> None:
