@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 import pandas as pd
 
+from bench.procfs import rss_mb
 from bronze.join_data import JoinDataSpec, generate
 from silver.join.engine import JoinParams
 from silver.join.local import LocalJoin, generated_batches
@@ -29,14 +30,6 @@ from silver.join.local import LocalJoin, generated_batches
 __all__ = ["main", "stream"]
 
 logger = logging.getLogger(__name__)
-
-_PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * _PAGE / 1e6
-
 
 def stream(chunk_lefts: int, rate: float, partitions: int, batch: int) -> Iterator[pd.DataFrame]:
     """Micro-batches of an endless stream: chunk k starts where chunk k-1's creation time ended.
@@ -75,7 +68,7 @@ def run(seconds: float, report_s: float, shards: int, batch: int, rate: float) -
                             "records_per_s": round(records / (now - started)),
                             # Pairs per CPU-second of this process: comparable on a shared machine.
                             "pairs_per_cpu_s": round(pairs / (time.process_time() - cpu_started)),
-                            "rss_mb": round(_rss_mb(), 1),
+                            "rss_mb": round(rss_mb(os.getpid()), 1),
                             "state_mb": round(join.state_bytes() / 1e6, 2),
                             "pending": int(state["pending_left"].sum() + state["pending_right"].sum())})  # fmt: skip
             print(json.dumps(reports[-1]), flush=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.console import configure_logging
-from bench.settle import wait_until_idle
+from bench.procfs import descendants, rss_mb, wait_until_idle
 from bronze.join_data import JoinDataSpec, generate
 from pipelines.core.broker import LocalBroker
 from pipelines.core.paths import Warehouse
@@ -33,34 +33,6 @@ from pipelines.join_job import JoinRequest, ensure_phase, ground_truth_check, ru
 from silver.join.engine import JoinParams
 
 logger = logging.getLogger("bench.join_pipeline")
-
-_PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/statm") as statm:
-            return int(statm.read().split()[1]) * _PAGE / 1e6
-    except OSError:  # the process ended
-        return 0.0
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, frontier = [], [pid]
-    while frontier:
-        frontier = [child for parent in frontier for child in children.get(parent, [])]
-        found.extend(frontier)
-    return found
-
 
 class _BatchLog(logging.Handler):
     """Each micro-batch's input rows and time, from the join job's progress log."""
@@ -95,11 +67,11 @@ class _MemorySampler(threading.Thread):
 
     def run(self) -> None:
         while not self._done.wait(1.0):
-            sample = {"driver": _rss_mb(os.getpid()), "jvm": 0.0, "python_workers": 0.0}
-            for pid in _descendants(os.getpid()):
+            sample = {"driver": rss_mb(os.getpid()), "jvm": 0.0, "python_workers": 0.0}
+            for pid in descendants(os.getpid()):
                 kind = _kind(pid)
                 if pid not in self.exclude and kind in sample:
-                    sample[kind] += _rss_mb(pid)
+                    sample[kind] += rss_mb(pid)
             self.samples.append(sample)
 
     def stop(self) -> None:

@@ -17,7 +17,6 @@ import logging
 from collections.abc import Callable
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from gold.metrics import RunMetricsAccumulator
@@ -81,5 +80,4 @@ class RoutedMetricsFeed:
                   for f in files]  # fmt: skip
         rows = [t for t in tables if t.num_rows]
         if rows:
-            table = pa.concat_tables(rows)
-            add_routed(self.accumulator, table.filter(pc.is_valid(table["worker"])).to_pandas())
+            add_routed(self.accumulator, pa.concat_tables(rows).to_pandas())
