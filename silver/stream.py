@@ -11,14 +11,15 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
+from pipelines.core.placement import spread_group_keys
 from silver.routing import route_group_with_state
 from silver.schemas import ROUTED_DDL, ROUTING_STATE_DDL
 
-__all__ = ["BRONZE_INPUT", "route_stream", "spread_group_keys"]
+__all__ = ["BRONZE_INPUT", "route_stream"]
 
 # What parsing needs of a bronze row; the Kafka key and topic stay in bronze.
 BRONZE_INPUT = ("run_id", "partition", "offset", "timestamp", "value")
@@ -44,22 +45,3 @@ def route_stream(raw_events: DataFrame, source_type: str, splitters: int, groupi
     return keyed.groupBy("splitter_group").applyInPandasWithState(
         route, ROUTED_DDL, ROUTING_STATE_DDL, "append", GroupStateTimeout.NoTimeout
     )
-
-
-def spread_group_keys(spark: SparkSession, splitters: int, partitions: int) -> list[int]:
-    """One grouping key per splitter, chosen so splitter ``s`` lands in shuffle partition
-    ``s mod partitions``.
-
-    Spark places a group by the Murmur3 hash of its key, and small integers
-    collide: grouped by the splitter number itself, splitters 0, 1 and 3 of four
-    share one of two partitions, so one core routes 80% of a skewed stream while
-    the other idles. The keys come from Spark's own hash, the one its planner uses.
-    """
-    candidate = F.col("id").cast("int")
-    placed = spark.range(64 * splitters * partitions).select(
-        candidate.alias("key"), F.pmod(F.hash(candidate), F.lit(partitions)).alias("partition")
-    )
-    by_partition: dict[int, list[int]] = {}
-    for row in placed.collect():
-        by_partition.setdefault(row["partition"], []).append(row["key"])
-    return [by_partition[s % partitions][s // partitions] for s in range(splitters)]

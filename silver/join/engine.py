@@ -2,13 +2,14 @@
 
 One :class:`JoinEngine` holds the records of one shard of join ids. A batch of
 input rows (``side`` 0 = left, 1 = right, ``partition``, ``offset``, ``id``,
-``created_ms``; heartbeats and progress rows have no id) is processed in a
+``created_ms``; heartbeats have no id) is processed in a
 fixed order, so a replayed batch over the same restored state gives the same
 output:
 
 1. Progress: for every source partition ``(side, partition)`` the largest
    creation time seen. Records of one partition arrive roughly in creation
-   order, so that is how far the partition has been consumed.
+   order, so that is how far the partition has been consumed (at least: a
+   shard sees only its own ids' records of it, and every heartbeat).
 2. Matching, one left to at most one right (1 -> 0..1): the batch's records
    join the pending ones (a repeated id while its first copy waits is a
    ``duplicate``); every id pending on both sides within ``window_ms`` (on

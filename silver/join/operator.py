@@ -48,9 +48,13 @@ def join_shard_rows(shard: int, rows: pd.DataFrame, snapshot: bytes | None,
 
 def join_group_with_state(key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any,
                           params: JoinParams) -> Iterator[pd.DataFrame]:  # fmt: skip
-    """``applyInPandasWithState`` adapter: the state row holds the engine snapshot."""
+    """``applyInPandasWithState`` adapter: the state row holds the engine snapshot.
+
+    The group key only places the shard on a shuffle partition; the shard number
+    is the rows' ``shard`` column (the same in every row of the group).
+    """
     rows = pd.concat(list(frames), ignore_index=True)
     previous = state.get[0] if state.exists else None
-    out, snapshot = join_shard_rows(int(key[0]), rows, previous, params)
+    out, snapshot = join_shard_rows(int(rows["shard"].iloc[0]), rows, previous, params)
     state.update((snapshot,))
     yield out

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 __all__ = ["JOINED_COLUMNS", "JOIN_STATE_DDL", "OPERATOR_DDL", "REJECT_COLUMNS", "STATE_COLUMNS",
-           "TAGGED_DDL", "VALUE_DDL"]  # fmt: skip
+           "VALUE_DDL"]  # fmt: skip
 
 VALUE_DDL = "id string, created_ms long, heartbeat boolean"
 """The JSON message value (see ``bronze.join_data.producer``)."""
-
-TAGGED_DDL = ("shard int, side int, partition int, offset long, id string, created_ms long, "
-              "error string")  # fmt: skip
 
 OPERATOR_DDL = ("shard int, record string, id string, left_created_ms long, right_created_ms long, "
                 "left_partition int, left_offset long, right_partition int, right_offset long, "

@@ -1,24 +1,28 @@
-"""Spreading join ids over shards while every shard still sees every partition's progress.
+"""Spreading join ids over shards: the rule the Spark job and the local join share.
 
-The join state is split by id (``shard = murmur3(id) mod shards``) so shards run
-in parallel, but expiry needs the progress of *all* source partitions. So each
-Spark task, which reads one Kafka partition range, also emits one *progress
-row* per shard: the largest creation time it read from each ``(side,
-partition)``. Heartbeats only ever become progress rows. Rows that failed to
-parse go to a shard as they are, to come out as quarantine rows.
+The join state is split by id so shards run in parallel: a record goes to shard
+``xxhash64(id) mod shards`` (Spark's ``pmod(xxhash64(id), shards)``, computed in
+the JVM by the streaming job, here in pandas for the local join). Each shard
+tracks the progress of every source partition from the records it receives: a
+lower bound of how far that partition has really been consumed, so expiry can
+only come later than with the partition's true progress, never earlier.
+Heartbeats (no id) go to every shard, so the end of a partition reaches them
+all. Rows that failed to parse go to shard ``partition mod shards``, to come
+out as quarantine rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import mmh3
 import numpy as np
 import pandas as pd
+import xxhash
 
-__all__ = ["TAGGED_COLUMNS", "stack", "tag_batches", "tag_shards"]
+__all__ = ["SHARD_HASH_SEED", "TAGGED_COLUMNS", "shard_of_ids", "stack", "tag_shards"]
 
 TAGGED_COLUMNS = ["shard", "side", "partition", "offset", "id", "created_ms", "error"]
+
+SHARD_HASH_SEED = 42
+"""The seed of Spark's ``xxhash64`` function, so both sides hash alike."""
 
 
 def stack(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
@@ -38,36 +42,26 @@ def stack(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
     )
 
 
+def shard_of_ids(ids: pd.Series, shards: int) -> np.ndarray:
+    """Each id's shard, as Spark's ``pmod(xxhash64(id), shards)`` computes it."""
+    digests = np.fromiter((xxhash.xxh64_intdigest(i.encode(), SHARD_HASH_SEED) for i in ids),
+                          dtype=np.uint64, count=len(ids))  # fmt: skip
+    # Spark's xxhash64 is a signed long and pmod is never negative: numpy's % on int64 agrees.
+    return (digests.view(np.int64) % shards).astype(np.int32)
+
+
 def tag_shards(rows: pd.DataFrame, shards: int) -> pd.DataFrame:
-    """Parsed rows -> records and bad rows with their shard, plus progress rows for every shard.
+    """Parsed rows -> the same rows with their shard; heartbeats once per shard.
 
     Args:
         rows: columns ``side, partition, offset, id, created_ms, error``.
         shards: how many shards the join runs.
     """
-    good = rows["error"].isna()
-    timed = rows[good & rows["created_ms"].notna()]
-    records = rows[good & rows["id"].notna()]
-    bad = rows[~good]
-    shard_of = np.array(
-        [mmh3.hash(i, 0, signed=False) % shards for i in records["id"]], dtype=np.int32
-    )
-    tagged = [records.assign(shard=shard_of)]
-    if not bad.empty:
-        tagged.append(bad.assign(shard=(bad["partition"] % shards).astype(np.int32)))
-    if not timed.empty:
-        latest = timed.groupby(["side", "partition"], as_index=False)["created_ms"].max()
-        progress = latest.merge(
-            pd.DataFrame({"shard": np.arange(shards, dtype=np.int32)}), how="cross"
-        )
-        empty = np.full(len(progress), None, dtype=object)
-        tagged.append(progress.assign(offset=-1, id=empty, error=empty))
+    bad = rows["error"].notna()
+    heartbeats = rows[~bad & rows["id"].isna()]
+    records = rows[~bad & rows["id"].notna()]
+    tagged = [records.assign(shard=shard_of_ids(records["id"], shards)),
+              rows[bad].assign(shard=(rows.loc[bad, "partition"] % shards).astype(np.int32))]  # fmt: skip
+    tagged.extend(heartbeats.assign(shard=np.int32(shard)) for shard in range(shards))
     return stack(tagged, TAGGED_COLUMNS).astype({"shard": "int32", "side": "int32", "partition": "int32", "offset": "int64",
                        "created_ms": "Int64"})[TAGGED_COLUMNS]  # fmt: skip
-
-
-def tag_batches(chunks: Iterator[pd.DataFrame], shards: int) -> Iterator[pd.DataFrame]:
-    """``mapInPandas`` adapter: all chunks of a task at once, so progress rows are few."""
-    frames = [chunk for chunk in chunks if not chunk.empty]
-    if frames:
-        yield tag_shards(pd.concat(frames, ignore_index=True), shards)

@@ -11,9 +11,10 @@ import pytest
 
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
+from pipelines.core.placement import spread_group_keys
 from pipelines.core.tables import DeltaRsBackend, read_delta_stream
 from silver.groupings.registry import make_grouping
-from silver.stream import route_stream, spread_group_keys
+from silver.stream import route_stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
