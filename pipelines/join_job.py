@@ -130,15 +130,20 @@ def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, ba
              progress: Callable[[int, str], None] | None = None) -> JoinResult:  # fmt: skip
     """Produce (what is missing) and join every phase, then rebuild the join's gold table."""
     run_id = join_run_id(request)
-    data = generate(request.data)
-    seconds = 0.0
-    for phase in range(data.phases):
-        label = f"producing phase {phase + 1}/{data.phases}"
+    seconds, phase, phases = 0.0, 0, 1
+    while phase < phases:
+        # Generated again per phase (it is deterministic) rather than held: a large data
+        # set would otherwise sit in the driver's memory through every drain.
+        data = generate(request.data)
+        phases = data.phases
+        label = f"producing phase {phase + 1}/{phases}"
         ensure_phase(request, data, phase, progress and (lambda n, label=label: progress(n, label)))
+        del data
         started = time.monotonic()
         _drain(spark, request, warehouse, backend, run_id)
         seconds += time.monotonic() - started
         logger.info("join drained phase %d in %.1f s", phase, time.monotonic() - started)
+        phase += 1
     summary = refresh_join_gold(backend, warehouse, run_id, request.stats_window_ms)
     return JoinResult(run_id, summary, seconds)
 
