@@ -19,6 +19,7 @@ Pure numpy/pandas, deterministic for a given spec.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import mmh3
@@ -65,14 +66,28 @@ class JoinData:
 
     Attributes:
         records: one row per message (``RECORD_COLUMNS``); ``id`` is None for heartbeats.
-        matches: left id -> right creation time, for every left that has a partner.
-        left_created: left id -> creation time, for every left record.
+        left_ids, left_created_ms: every left record's id and creation time.
+        right_ids, right_created_ms: the same for every right (a left's partner).
     """
 
     spec: JoinDataSpec
     records: pd.DataFrame
-    matches: dict[str, int] = field(repr=False)
-    left_created: dict[str, int] = field(repr=False)
+    left_ids: np.ndarray = field(repr=False)
+    left_created_ms: np.ndarray = field(repr=False)
+    right_ids: np.ndarray = field(repr=False)
+    right_created_ms: np.ndarray = field(repr=False)
+
+    # Built on first use only: for millions of records these dicts take gigabytes,
+    # and producing the topics does not need them.
+    @functools.cached_property
+    def matches(self) -> dict[str, int]:
+        """Left id -> right creation time, for every left that has a partner."""
+        return dict(zip(self.right_ids.tolist(), self.right_created_ms.tolist(), strict=True))
+
+    @functools.cached_property
+    def left_created(self) -> dict[str, int]:
+        """Left id -> creation time, for every left record."""
+        return dict(zip(self.left_ids.tolist(), self.left_created_ms.tolist(), strict=True))
 
     @property
     def phases(self) -> int:
@@ -125,6 +140,5 @@ def generate(spec: JoinDataSpec) -> JoinData:
                    & (records["arrival_ms"] >= stall_at))  # fmt: skip
         records.loc[stalled, "phase"] = 1
     records = records.sort_values(["phase", "arrival_ms", "side", "partition"], kind="stable")
-    return JoinData(spec, records.reset_index(drop=True)[RECORD_COLUMNS],
-                    dict(zip(right_ids.tolist(), right_created.tolist(), strict=True)),
-                    dict(zip(ids.tolist(), left_created.tolist(), strict=True)))  # fmt: skip
+    return JoinData(spec, records.reset_index(drop=True)[RECORD_COLUMNS], ids, left_created,
+                    right_ids, right_created)  # fmt: skip
