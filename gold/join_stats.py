@@ -16,8 +16,8 @@ import logging
 import time
 from typing import Any
 
-import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.core.paths import Warehouse
@@ -34,11 +34,31 @@ CUMULATIVE_WINDOW = -1
 """``window_start_ms`` of the cumulative row (a real value, so MERGE can match it)."""
 
 
-def dedup_joined(joined: pd.DataFrame) -> pd.DataFrame:
+def _unique_rows(joined: pa.Table) -> pa.Table:
+    """One row per left id: the matched one if any, else the earliest batch's.
+
+    In Arrow, so millions of ids never become Python strings (the sort is stable).
+    """
+    rank = pc.cast(pc.not_equal(joined["record"], "matched"), pa.int8())
+    ranked = joined.append_column("_rank", rank)
+    order = pc.sort_indices(ranked, sort_keys=[("id", "ascending"), ("_rank", "ascending"),
+                                               ("batch_id", "ascending")])  # fmt: skip
+    ordered = ranked.take(order).drop_columns(["_rank"])
+    ids = ordered["id"]
+    if len(ids) < 2:
+        return ordered
+    first = pa.concat_arrays([pa.array([True]),
+                              pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1)).combine_chunks()])  # fmt: skip
+    return ordered.filter(first)
+
+
+def _arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
+    return frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def dedup_joined(joined: pd.DataFrame | pa.Table) -> pd.DataFrame:
     """One row per left id: the matched one if any, else the earliest."""
-    rank = (joined["record"] != "matched").astype(np.int8)
-    ordered = joined.assign(_rank=rank).sort_values(["id", "_rank", "batch_id"], kind="stable")
-    return ordered.drop_duplicates("id").drop(columns="_rank").reset_index(drop=True)
+    return _unique_rows(_arrow(joined)).to_pandas()
 
 
 def _summary(rows: pd.DataFrame, raw_rows: int, rejects: pd.DataFrame) -> dict[str, Any]:
@@ -56,39 +76,44 @@ def _summary(rows: pd.DataFrame, raw_rows: int, rejects: pd.DataFrame) -> dict[s
             "quarantined": int(kinds.get("quarantine", 0))}  # fmt: skip
 
 
-def join_window_stats(joined: pd.DataFrame, rejects: pd.DataFrame, window_ms: int,
+def join_window_stats(joined: pd.DataFrame | pa.Table, rejects: pd.DataFrame, window_ms: int,
                       run_id: str) -> pd.DataFrame:  # fmt: skip
     """Per-window rows (windows of left creation time; rights by their own) and a cumulative row."""
-    unique = dedup_joined(joined)
-    left_window = joined["left_created_ms"] // window_ms * window_ms
-    unique_window = unique["left_created_ms"] // window_ms * window_ms
+    joined = _arrow(joined)
+    # Ids are only needed to deduplicate: leaving them out keeps the frames small.
+    unique = _unique_rows(joined).drop_columns(["id"]).to_pandas()
+    raw_windows = pd.Series(joined["left_created_ms"].to_numpy(zero_copy_only=False) // window_ms
+                            * window_ms).value_counts()  # fmt: skip
+    by_window = dict(tuple(unique.groupby(unique["left_created_ms"] // window_ms * window_ms)))
     reject_window = rejects["right_created_ms"] // window_ms * window_ms
+    rejects_by_window = dict(tuple(rejects.groupby(reject_window)))
     rows = []
-    for start in sorted(set(unique_window.dropna().astype(np.int64)) |
-                        set(reject_window.dropna().astype(np.int64))):  # fmt: skip
-        raw = int((left_window == start).sum())
+    for start in sorted(set(by_window) | set(rejects_by_window)):
         rows.append({"scope": "window", "window_start_ms": int(start),
-                     **_summary(unique[unique_window == start], raw,
-                                rejects[reject_window == start])})  # fmt: skip
+                     **_summary(by_window.get(start, unique.iloc[:0]), int(raw_windows.get(start, 0)),
+                                rejects_by_window.get(start, rejects.iloc[:0]))})  # fmt: skip
     rows.append({"scope": "cumulative", "window_start_ms": CUMULATIVE_WINDOW,
-                 **_summary(unique, len(joined), rejects)})  # fmt: skip
+                 **_summary(unique, joined.num_rows, rejects)})  # fmt: skip
     return pd.DataFrame(rows).assign(run_id=run_id)[STATS_COLUMNS]
 
 
-def _read(backend: TableBackend, warehouse: Warehouse, table: str, run_id: str) -> pd.DataFrame:
+_JOINED_NEEDED = {"record": pa.string(), "id": pa.string(), "left_created_ms": pa.int64(),
+                  "right_created_ms": pa.int64(), "clock_ms": pa.int64(), "batch_id": pa.int64()}  # fmt: skip
+
+
+def _read(backend: TableBackend, warehouse: Warehouse, table: str, run_id: str) -> pa.Table:
     path = warehouse.table_path("silver", table)
     if backend.version(path) is None:
-        return pd.DataFrame(columns=["record", "id", "left_created_ms", "right_created_ms",
-                                     "clock_ms", "batch_id"])  # fmt: skip
+        return pa.schema(_JOINED_NEEDED).empty_table()
     data = backend.read(path)
-    return data.filter(pc.equal(data["run_id"], run_id)).to_pandas()
+    return data.filter(pc.equal(data["run_id"], run_id)).select(list(_JOINED_NEEDED))
 
 
 def refresh_join_gold(backend: TableBackend, warehouse: Warehouse, run_id: str,
                       window_ms: int) -> dict[str, Any]:  # fmt: skip
     """Rebuild ``gold.join_stats`` for ``run_id`` from silver; returns the cumulative row."""
     joined = _read(backend, warehouse, "joined", run_id)
-    rejects = _read(backend, warehouse, "join_rejects", run_id)
+    rejects = _read(backend, warehouse, "join_rejects", run_id).to_pandas()
     stats = join_window_stats(joined, rejects, window_ms, run_id)
     backend.merge(warehouse.table_path("gold", "join_stats"), stats,
                   ["run_id", "scope", "window_start_ms"], f"{run_id}-gold",

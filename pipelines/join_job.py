@@ -163,7 +163,7 @@ def ground_truth_check(backend: TableBackend, warehouse: Warehouse, run_id: str,
 
     data = generate(spec)
     table = backend.read(warehouse.table_path("silver", "joined"))
-    joined = dedup_joined(table.filter(pc.equal(table["run_id"], run_id)).to_pandas())
+    joined = dedup_joined(table.filter(pc.equal(table["run_id"], run_id)))
     matched = joined[joined["record"] == "matched"]
     unmatched = set(joined.loc[joined["record"] == "unmatched", "id"])
     truth = data.matches

@@ -35,3 +35,16 @@ def test_window_stats_count_rates_latency_and_rejects():
     assert (second["lefts"], second["orphan_rights"], second["latency_p99_ms"]) == (1, 1, 1_000.0)
     assert (total["lefts"], total["matched"], total["quarantined"]) == (4, 3, 1)
     assert total["scope"] == "cumulative"
+
+
+def test_arrow_and_pandas_input_give_the_same_stats_and_empty_input_one_cumulative_row():
+    import pyarrow as pa
+
+    joined = _joined([(0, "matched", "a", 100, 300, 400), (2, "unmatched", "a", 100, None, 900),
+                      (1, "unmatched", "b", 1_200, None, 4_000)])
+    rejects = pd.DataFrame({"record": ["orphan_right"], "right_created_ms": [2_500]})
+    from_arrow = join_window_stats(pa.Table.from_pandas(joined), rejects, 1_000, "r")
+    pd.testing.assert_frame_equal(from_arrow, join_window_stats(joined, rejects, 1_000, "r"))
+    assert from_arrow["window_start_ms"].tolist() == [0, 1_000, 2_000, -1]
+    empty = join_window_stats(joined.iloc[:0], rejects.iloc[:0], 1_000, "r")
+    assert empty["scope"].tolist() == ["cumulative"] and empty["lefts"].tolist() == [0]
