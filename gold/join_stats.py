@@ -97,16 +97,17 @@ def join_window_stats(joined: pd.DataFrame | pa.Table, rejects: pd.DataFrame, wi
     return pd.DataFrame(rows).assign(run_id=run_id)[STATS_COLUMNS]
 
 
-_JOINED_NEEDED = {"record": pa.string(), "id": pa.string(), "left_created_ms": pa.int64(),
-                  "right_created_ms": pa.int64(), "clock_ms": pa.int64(), "batch_id": pa.int64()}  # fmt: skip
+# The columns gold reads of silver.joined and silver.join_rejects (both tables have them).
+_STATS_INPUT = {"record": pa.string(), "id": pa.string(), "left_created_ms": pa.int64(),
+                "right_created_ms": pa.int64(), "clock_ms": pa.int64(), "batch_id": pa.int64()}  # fmt: skip
 
 
 def _read(backend: TableBackend, warehouse: Warehouse, table: str, run_id: str) -> pa.Table:
     path = warehouse.table_path("silver", table)
     if backend.version(path) is None:
-        return pa.schema(_JOINED_NEEDED).empty_table()
+        return pa.schema(_STATS_INPUT).empty_table()
     data = backend.read(path)
-    return data.filter(pc.equal(data["run_id"], run_id)).select(list(_JOINED_NEEDED))
+    return data.filter(pc.equal(data["run_id"], run_id)).select(list(_STATS_INPUT))
 
 
 def refresh_join_gold(backend: TableBackend, warehouse: Warehouse, run_id: str,
