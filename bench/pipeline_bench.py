@@ -37,7 +37,7 @@ from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from pipelines.continuous import GoldRefresh, run_continuous
 from pipelines.core.broker import LocalBroker, end_offsets, topic_exists
-from pipelines.core.kafka_source import RECEIVE_MAX_BYTES, read_kafka_stream
+from pipelines.core.kafka_source import RECEIVE_MAX_BYTES, KafkaTopic
 from pipelines.core.paths import Warehouse
 from pipelines.core.spark import build_spark
 from pipelines.core.tables import DeltaRsBackend
@@ -83,10 +83,10 @@ def drain(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
     settled = wait_until_idle(broker_pid)
     baseline = _consume_baseline(bootstrap, topic, args.messages)
     settled += wait_until_idle(broker_pid)
-    kafka_rows = read_kafka_stream(spark, bootstrap, topic, "earliest", args.max_offsets)
+    kafka = KafkaTopic(bootstrap, topic, "earliest", args.max_offsets)
     started = time.monotonic()
     cpu = _CpuMeter()
-    times = run_finite(spark, kafka_rows, _spec("bench-drain", args.workers, args.partitions,
+    times = run_finite(spark, kafka, _spec("bench-drain", args.workers, args.partitions,
                                                 args.grouping), warehouse, DeltaRsBackend(),
                        after_stage=cpu.mark)  # fmt: skip
     seconds = time.monotonic() - started
@@ -203,9 +203,8 @@ def live(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Namesp
     while not topic_exists(bootstrap, topic):
         time.sleep(0.1)
     refreshes: list[GoldRefresh] = []
-    kafka_rows = read_kafka_stream(spark, bootstrap, topic, "earliest", args.max_offsets)
     times = run_continuous(
-        spark, kafka_rows, _spec(run_id, args.workers, args.partitions, args.grouping), warehouse,
+        spark, KafkaTopic(bootstrap, topic, "earliest", args.max_offsets), _spec(run_id, args.workers, args.partitions, args.grouping), warehouse,
         DeltaRsBackend(), lambda: _windows_tuples(warehouse, run_id) >= args.messages,
         trigger_s=args.trigger, gold_every_s=args.gold_every, on_refresh=refreshes.append,
     )  # fmt: skip

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["RAW_EVENTS_COLUMNS", "RAW_EVENTS_DDL"]
+import pyarrow as pa
+
+__all__ = ["RAW_EVENTS_ARROW", "RAW_EVENTS_COLUMNS", "RAW_EVENTS_DDL"]
 
 # Same columns as Spark's Kafka source, plus the run that landed the message.
 RAW_EVENTS_DDL = (
@@ -10,3 +12,9 @@ RAW_EVENTS_DDL = (
     "key BINARY, value BINARY"
 )
 RAW_EVENTS_COLUMNS = ("run_id", "topic", "partition", "offset", "timestamp", "key", "value")
+# The same, as the Arrow schema of the table (what Spark's rows convert to).
+RAW_EVENTS_ARROW = pa.schema([
+    ("run_id", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
+    ("offset", pa.int64()), ("timestamp", pa.timestamp("us", tz="UTC")),
+    ("key", pa.binary()), ("value", pa.binary()),
+])  # fmt: skip

@@ -1,13 +1,33 @@
-"""Bronze's Spark glue: Kafka rows as received, tagged with the run."""
+"""Bronze's Spark glue: Kafka rows as received, tagged with the run.
+
+Two ways in, the same table: :func:`raw_events` turns any Kafka-schema stream
+into bronze rows for a ``foreachBatch`` writer; :func:`landed_raw_events` and
+:func:`landing_batch_writer` land a topic straight to Parquet on a local
+delta-rs warehouse (see :mod:`bronze.landing`).
+"""
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+import logging
+from typing import TYPE_CHECKING, TypeGuard
+
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from bronze.schemas import RAW_EVENTS_COLUMNS
+from bronze.landing import LANDING_FORMAT, BronzeLandingSource
+from bronze.schemas import RAW_EVENTS_ARROW, RAW_EVENTS_COLUMNS
+from pipelines.core.broker import BrokerError, topic_exists
+from pipelines.core.profiling import timed
+from pipelines.core.tables.delta_rs import DataFile, DeltaRsBackend
 
-__all__ = ["raw_events"]
+if TYPE_CHECKING:
+    from pipelines.core.kafka_source import KafkaTopic
+    from pipelines.core.tables.base import TableBackend, TablePath
+    from pipelines.core.tables.sink import BatchWriter
+
+__all__ = ["can_land", "landed_raw_events", "landing_batch_writer", "raw_events"]
+
+logger = logging.getLogger(__name__)
 
 
 def raw_events(kafka_rows: DataFrame, run_id: str) -> DataFrame:
@@ -16,3 +36,42 @@ def raw_events(kafka_rows: DataFrame, run_id: str) -> DataFrame:
     Payloads are kept byte-exact; nothing is parsed here, so nothing is lost.
     """
     return kafka_rows.withColumn("run_id", F.lit(run_id)).select(*RAW_EVENTS_COLUMNS)
+
+
+def can_land(backend: TableBackend) -> TypeGuard[DeltaRsBackend]:
+    """Whether bronze can land Kafka ranges as files: delta-rs on local folders."""
+    return isinstance(backend, DeltaRsBackend) and backend.local
+
+
+def landed_raw_events(spark: SparkSession, topic: KafkaTopic, backend: DeltaRsBackend,
+                      table: TablePath, run_id: str) -> DataFrame:  # fmt: skip
+    """A stream of the files that bronze tasks land from ``topic`` into ``table``.
+
+    Creates the table first (the tasks write into its folder).
+
+    Raises:
+        BrokerError: the topic does not exist (asked on the driver, so the message
+            is not buried in a failed query's trace).
+    """
+    if not topic_exists(topic.bootstrap, topic.topic):
+        raise BrokerError(f"topic {topic.topic!r} does not exist on {topic.bootstrap}")
+    backend.create_if_missing(table, RAW_EVENTS_ARROW)
+    spark.dataSource.register(BronzeLandingSource)
+    reader = spark.readStream.format(LANDING_FORMAT).options(**topic.options())
+    return reader.option("path", str(table)).option("run_id", run_id).load()
+
+
+def landing_batch_writer(backend: DeltaRsBackend, table: TablePath, app_id: str) -> BatchWriter:
+    """The ``foreachBatch`` function that commits a micro-batch's landed files."""
+
+    def write_batch(df: DataFrame, batch_id: int) -> None:
+        last = backend.transaction_version(table, app_id)
+        if last is not None and last >= batch_id:
+            return  # a replay of a committed batch: its tasks never run
+        with timed("collect"):  # the Kafka reads and the Parquet writes happen here
+            files = [DataFile(row.name, row.size, row.rows) for row in df.collect()]
+        backend.add_files(table, files, app_id, batch_id)
+        logger.debug("bronze batch %d: %d files, %d messages", batch_id, len(files),
+                     sum(f.rows for f in files))  # fmt: skip
+
+    return write_batch

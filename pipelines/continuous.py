@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from gold.refresh import refresh_gold, routed_feed
@@ -24,6 +24,7 @@ from pipelines.core.tables.base import TableBackend
 from pipelines.jobs import (
     STAGES,
     RunSpec,
+    Source,
     Stage,
     StageTimes,
     build_stage,
@@ -64,7 +65,7 @@ def _start(stage: Stage, trigger_s: float) -> StreamingQuery:
     return start_query(stage, processingTime=f"{trigger_s} seconds")
 
 
-def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, warehouse: Warehouse,
+def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Warehouse,
                    backend: TableBackend, finished: Callable[[], bool], trigger_s: float = 1.0,
                    gold_every_s: float = 2.0,
                    on_refresh: Callable[[GoldRefresh], None] | None = None) -> StageTimes:  # fmt: skip
@@ -72,7 +73,8 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
 
     Args:
         spark: the session.
-        kafka_rows: a streaming DataFrame with Kafka's columns.
+        source: a Kafka topic or a streaming DataFrame with Kafka's columns (see
+            :func:`pipelines.jobs.run_finite`).
         spec: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
@@ -91,7 +93,7 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
     feed = routed_feed(warehouse, gold_settings(spec))
     try:
         while True:
-            _start_ready_stages(spark, kafka_rows, spec, warehouse, backend, queries, trigger_s)
+            _start_ready_stages(spark, source, spec, warehouse, backend, queries, trigger_s)
             _raise_if_failed(queries)
             time.sleep(gold_every_s)
             # Asked before the refresh, so the refresh that follows covers what it saw.
@@ -114,7 +116,7 @@ def run_continuous(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wa
     return times
 
 
-def _start_ready_stages(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec,
+def _start_ready_stages(spark: SparkSession, source: Source, spec: RunSpec,
                         warehouse: Warehouse, backend: TableBackend,
                         queries: dict[str, StreamingQuery], trigger_s: float) -> None:  # fmt: skip
     for previous, name in zip((None, *STAGES), STAGES, strict=False):
@@ -122,7 +124,7 @@ def _start_ready_stages(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpe
             continue
         if previous is not None and backend.version(stage_output(previous, warehouse)) is None:
             return  # its input table has no commit yet
-        queries[name] = _start(build_stage(name, spark, kafka_rows, spec, warehouse, backend),
+        queries[name] = _start(build_stage(name, spark, source, spec, warehouse, backend),
                                trigger_s)  # fmt: skip
         logger.info("started the %s query of run %s", name, spec.run_id)
 

@@ -12,15 +12,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from bronze.stream import raw_events
+from bronze.stream import can_land, landed_raw_events, landing_batch_writer, raw_events
 from gold.refresh import GoldSettings, refresh_gold
+from pipelines.core.kafka_source import KafkaTopic
 from pipelines.core.paths import Warehouse
 from pipelines.core.profiling import phase_totals
 from pipelines.core.tables import read_delta_stream
@@ -149,20 +150,41 @@ def _tables(warehouse: Warehouse) -> dict[str, str]:
              ("silver", "routing_snapshots"), ("silver", "worker_windows"))}  # fmt: skip
 
 
-def build_stage(name: str, spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec,
+# About 2.4 M ZIPF messages (20 bytes each in Parquet); larger payloads, fewer.
+SILVER_BATCH_BYTES = 48 << 20
+
+Source = DataFrame | KafkaTopic
+"""What bronze reads: a Kafka topic, or any streaming DataFrame with Kafka's columns."""
+
+
+def _bronze_stage(spark: SparkSession, source: Source, spec: RunSpec, table: str,
+                  backend: TableBackend, checkpoint: str) -> Stage:  # fmt: skip
+    app_id = f"{spec.run_id}-bronze"
+    if isinstance(source, KafkaTopic) and source.min_partitions is None:
+        # Two similar tasks per core, however skewed the topic's partitions are.
+        source = replace(source, min_partitions=2 * spark.sparkContext.defaultParallelism)
+    if isinstance(source, KafkaTopic) and can_land(backend):
+        # Tasks write the messages to Parquet themselves; only file names reach the driver.
+        files = landed_raw_events(spark, source, backend, table, spec.run_id)
+        return Stage("bronze", files, landing_batch_writer(backend, table, app_id), checkpoint)
+    rows = source.rows(spark) if isinstance(source, KafkaTopic) else source
+    writer = foreach_batch_writer(backend, table, app_id)
+    return Stage("bronze", raw_events(rows, spec.run_id), writer, checkpoint)
+
+
+def build_stage(name: str, spark: SparkSession, source: Source, spec: RunSpec,
                 warehouse: Warehouse, backend: TableBackend) -> Stage:  # fmt: skip
     """The ``bronze``, ``silver`` or ``worker_windows`` query (its input table must exist)."""
     tables = _tables(warehouse)
     checkpoint = str(warehouse.checkpoint(f"{spec.run_id}-{name.removeprefix('worker_')}"))
     this_run = F.col("run_id") == spec.run_id
     if name == "bronze":
-        writer = foreach_batch_writer(backend, tables["raw_events"], f"{spec.run_id}-bronze")
-        return Stage(name, raw_events(kafka_rows, spec.run_id), writer, checkpoint)
+        return _bronze_stage(spark, source, spec, tables["raw_events"], backend, checkpoint)
     if name == "silver":
-        # A bounded number of commits per micro-batch keeps each batch's memory bounded
-        # (bronze commits hold up to --max-offsets-per-trigger messages each).
-        bronze = read_delta_stream(spark, tables["raw_events"], max_files_per_trigger=4,
-                                   columns=BRONZE_INPUT)  # fmt: skip
+        # Bounded bytes per micro-batch bound its memory, however many files a
+        # bronze commit has (landing writes one per Kafka partition).
+        bronze = read_delta_stream(spark, tables["raw_events"], columns=BRONZE_INPUT,
+                                   max_bytes_per_trigger=SILVER_BATCH_BYTES)  # fmt: skip
         # One shuffle partition per splitter: Spark's scheduler then balances the
         # splitters' tasks over the cores, however skewed the Kafka partitions are.
         routed = route_stream(bronze.where(this_run), spec.source_type, spec.splitters,
@@ -187,15 +209,16 @@ def gold_settings(spec: RunSpec) -> GoldSettings:
                         spec.aggregation_window_ms, spec.process_ms, spec.speed)  # fmt: skip
 
 
-def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, warehouse: Warehouse,
+def run_finite(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Warehouse,
                backend: TableBackend,
                after_stage: Callable[[str], None] | None = None) -> StageTimes:  # fmt: skip
-    """Land, parse, route and aggregate everything ``kafka_rows`` has now, then build gold.
+    """Land, parse, route and aggregate everything ``source`` has now, then build gold.
 
     Args:
         spark: the session.
-        kafka_rows: a streaming DataFrame with Kafka's columns (the source is a
-            parameter, so tests and other sources plug in here).
+        source: a Kafka topic (landed by the bronze tasks on a local delta-rs
+            warehouse, read as rows otherwise) or any streaming DataFrame with
+            Kafka's columns (so tests and other sources plug in here).
         spec: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
@@ -205,7 +228,7 @@ def run_finite(spark: SparkSession, kafka_rows: DataFrame, spec: RunSpec, wareho
     times = StageTimes()
     done = after_stage or (lambda layer: None)
     for name in STAGES:
-        stage = build_stage(name, spark, kafka_rows, spec, warehouse, backend)
+        stage = build_stage(name, spark, source, spec, warehouse, backend)
         _drain(stage, times)
         if name != "silver":  # silver is whole once its worker windows are written
             done("bronze" if name == "bronze" else "silver")

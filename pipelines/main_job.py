@@ -25,7 +25,7 @@ from bronze.producer import produce
 from pipelines.checks import quality_gate
 from pipelines.core.broker import BrokerError, end_offsets, topic_exists
 from pipelines.core.config import QualityConfig
-from pipelines.core.kafka_source import read_kafka_stream
+from pipelines.core.kafka_source import KafkaTopic
 from pipelines.core.paths import Warehouse
 from pipelines.core.quality import DataQualityError
 from pipelines.core.tables.base import TableBackend
@@ -106,12 +106,12 @@ def run_groupings(spark: Any, request: JobRequest, warehouse: Warehouse, backend
         _write_run(backend, warehouse, row)
         spec = RunSpec(run_id=run_id, source_type=request.dataset.name, grouping=name,
                        workers=request.workers, splitters=request.splitters, params=params)  # fmt: skip
-        kafka_rows = read_kafka_stream(spark, request.bootstrap, request.topic, starting_offsets,
-                                       request.max_offsets_per_trigger)  # fmt: skip
+        topic = KafkaTopic(request.bootstrap, request.topic, starting_offsets,
+                           request.max_offsets_per_trigger)  # fmt: skip
         gate = (None if request.quality is None else
                 quality_gate(warehouse, backend, run_id, request.workers, request.quality))  # fmt: skip
         try:
-            times = run_finite(spark, kafka_rows, spec, warehouse, backend, after_stage=gate)
+            times = run_finite(spark, topic, spec, warehouse, backend, after_stage=gate)
         except DataQualityError:
             row.update(status="failed", finished_at=pd.Timestamp.now(tz="UTC"))
             _write_run(backend, warehouse, row)

@@ -9,11 +9,15 @@ Where the native ``kafka`` format is on the classpath, :func:`read_kafka_stream`
 uses it instead.
 
 Options: ``bootstrap.servers``, ``topic``, ``startingOffsets`` (``earliest`` or
-``latest``), ``maxOffsetsPerTrigger`` (optional cap per micro-batch).
+``latest``), ``maxOffsetsPerTrigger`` (optional cap per micro-batch),
+``minPartitions`` (split a micro-batch's ranges so that it has about this many
+tasks of similar size: keyed topics are skewed, and one task per partition
+would leave a core idle while the hot partition is read).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Iterator, Sequence
@@ -33,7 +37,17 @@ from pyspark.sql.types import StructType
 from pipelines.core.broker import BrokerError, end_offsets, topic_exists
 from pipelines.core.gc_pause import gc_paused
 
-__all__ = ["KAFKA_SCHEMA", "RECEIVE_MAX_BYTES", "KafkaSource", "read_kafka_stream"]
+__all__ = [
+    "KAFKA_SCHEMA",
+    "RECEIVE_MAX_BYTES",
+    "KafkaRange",
+    "KafkaSource",
+    "KafkaStreamReader",
+    "KafkaTopic",
+    "read_kafka_stream",
+    "read_range",
+    "split_range",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +107,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.starting = options.get("startingoffsets", "earliest")
         cap = options.get("maxoffsetspertrigger")
         self.max_offsets = int(cap) if cap else None
+        self.min_partitions = int(options.get("minpartitions") or 1)
         self._frozen: dict[str, int] | None = None
 
     def _latest(self) -> dict[str, int]:
@@ -119,21 +134,37 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {p: max(o, start.get(p, 0)) for p, o in latest.items()}
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
-        """One range per partition that has new messages."""
-        return [KafkaRange(self.bootstrap, self.topic, int(p), start.get(p, 0), o)
-                for p, o in sorted(end.items(), key=lambda item: int(item[0]))
-                if o > start.get(p, 0)]  # fmt: skip
+        """The new messages of each partition, in ranges of about equal size."""
+        ranges = [(int(p), start.get(p, 0), o)
+                  for p, o in sorted(end.items(), key=lambda item: int(item[0]))
+                  if o > start.get(p, 0)]  # fmt: skip
+        return [KafkaRange(self.bootstrap, self.topic, partition, first, last)
+                for partition, begin, stop in ranges
+                for first, last in split_range(begin, stop, _chunk(ranges, self.min_partitions))]  # fmt: skip
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         """Exactly the partition's offset range, as Arrow batches (runs on executors)."""
         assert isinstance(partition, KafkaRange)  # noqa: S101 - Spark contract
-        return _read_range(partition)
+        return read_range(partition)
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to do: Spark's checkpoint holds the offsets."""
 
 
-def _read_range(task: KafkaRange) -> Iterator[pa.RecordBatch]:
+def _chunk(ranges: Sequence[tuple[int, int, int]], tasks: int) -> int:
+    total = sum(stop - begin for _, begin, stop in ranges)
+    return max(1, -(-total // max(1, tasks)))
+
+
+def split_range(begin: int, stop: int, chunk: int) -> list[tuple[int, int]]:
+    """``[begin, stop)`` in consecutive pieces of equal size, none longer than ``chunk``."""
+    pieces = max(1, -(-(stop - begin) // chunk))
+    bounds = [begin + (stop - begin) * i // pieces for i in range(pieces + 1)]
+    return list(itertools.pairwise(bounds))
+
+
+def read_range(task: KafkaRange) -> Iterator[pa.RecordBatch]:
+    """Exactly offsets ``[start, end)`` of one partition, as Arrow batches of Kafka's columns."""
     # librdkafka (confluent-kafka) reads several times faster than kafka-python's
     # per-record Python loop, which would cap ingest below the pipeline's target.
     from confluent_kafka import Consumer, TopicPartition
@@ -215,6 +246,36 @@ class KafkaSource(DataSource):
         return KafkaStreamReader(dict(self.options))
 
 
+@dataclass(frozen=True)
+class KafkaTopic:
+    """A topic to stream, before it becomes a DataFrame.
+
+    Jobs take this rather than rows when they may read the topic their own way
+    (bronze lands it straight to Parquet on a local delta-rs warehouse).
+    """
+
+    bootstrap: str
+    topic: str
+    starting: str = "earliest"
+    max_offsets_per_trigger: int | None = None
+    min_partitions: int | None = None
+
+    def options(self) -> dict[str, str]:
+        """The ``dkg_kafka`` reader options for this topic."""
+        options = {"bootstrap.servers": self.bootstrap, "topic": self.topic,
+                   "startingOffsets": self.starting}  # fmt: skip
+        if self.max_offsets_per_trigger:
+            options["maxOffsetsPerTrigger"] = str(self.max_offsets_per_trigger)
+        if self.min_partitions:
+            options["minPartitions"] = str(self.min_partitions)
+        return options
+
+    def rows(self, spark: SparkSession) -> DataFrame:
+        """The topic as a streaming DataFrame of Kafka's columns."""
+        return read_kafka_stream(spark, self.bootstrap, self.topic, self.starting,
+                                 self.max_offsets_per_trigger, self.min_partitions)  # fmt: skip
+
+
 def _native_kafka(spark: SparkSession) -> bool:
     jvm = getattr(spark.sparkContext, "_jvm", None)
     try:
@@ -225,7 +286,8 @@ def _native_kafka(spark: SparkSession) -> bool:
 
 
 def read_kafka_stream(spark: SparkSession, bootstrap: str, topic: str, starting: str = "earliest",
-                      max_offsets_per_trigger: int | None = None) -> DataFrame:  # fmt: skip
+                      max_offsets_per_trigger: int | None = None,
+                      min_partitions: int | None = None) -> DataFrame:  # fmt: skip
     """A Kafka topic as a streaming DataFrame (native connector when present).
 
     Raises:
@@ -243,5 +305,7 @@ def read_kafka_stream(spark: SparkSession, bootstrap: str, topic: str, starting:
     reader = reader.option("startingOffsets", starting)
     if max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
+    if min_partitions:
+        reader = reader.option("minPartitions", str(min_partitions))
     frame = reader.load()
     return frame.select(*[c.split()[0] for c in KAFKA_SCHEMA.split(", ")]) if native else frame

@@ -100,6 +100,7 @@ def read_delta_stream(
     max_files_per_trigger: int | None = None,
     skip_change_commits: bool = False,
     columns: Sequence[str] | None = None,
+    max_bytes_per_trigger: int | None = None,
 ) -> DataFrame:
     """A Delta table as an append-only stream (native delta-spark when available).
 
@@ -108,12 +109,16 @@ def read_delta_stream(
         path: Table folder; the table must exist (its schema is the stream's).
         starting_version: First version to read (``0`` = everything, ``"latest"``).
         max_files_per_trigger: Cap per micro-batch (whole commits for dkg_delta).
+        max_bytes_per_trigger: Cap on data file bytes per micro-batch (whole
+            commits for dkg_delta; a soft cap for delta-spark, as its own option).
         skip_change_commits: Ignore commits that remove rows instead of failing.
         columns: Read only these columns (default: all).
     """
     reader = spark.readStream.option("startingVersion", str(starting_version))
     if max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
+    if max_bytes_per_trigger:
+        reader = reader.option("maxBytesPerTrigger", str(max_bytes_per_trigger))
     if skip_change_commits:
         reader = reader.option("skipChangeCommits", "true")
     if delta_spark_available(spark):

@@ -10,20 +10,39 @@ atomic step; that is enough for foreachBatch, where one query drives one
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
+from deltalake.transaction import AddAction
 
 from pipelines.core.profiling import timed
 from pipelines.core.tables.base import TableData, TableError, TablePath, as_nullable, to_arrow
 
-__all__ = ["DeltaRsBackend"]
+__all__ = ["DataFile", "DeltaRsBackend"]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A Parquet file already written into a table's folder, not yet in its log.
+
+    Attributes:
+        name: Path relative to the table folder.
+        size: Bytes.
+        rows: Rows in the file (recorded as the ``numRecords`` statistic).
+    """
+
+    name: str
+    size: int
+    rows: int
 
 
 def _commit(app_id: str, batch_id: int) -> CommitProperties:
@@ -45,6 +64,11 @@ class DeltaRsBackend:
     def __init__(self, storage_options: dict[str, str] | None = None) -> None:
         """Create the backend (no I/O)."""
         self._storage = storage_options
+
+    @property
+    def local(self) -> bool:
+        """Whether tables are local folders (no object store): writers may place files there."""
+        return not self._storage
 
     def _open(self, path: TablePath) -> DeltaTable | None:
         try:
@@ -131,6 +155,36 @@ class DeltaRsBackend:
         logger.debug(
             "appended %d rows to %s (batch %d of %s)", arrow.num_rows, path, batch_id, app_id
         )
+        return True
+
+    def add_files(self, path: TablePath, files: Sequence[DataFile], app_id: str,
+                  batch_id: int) -> bool:  # fmt: skip
+        """Commit Parquet files that writers placed in the table's folder, as one append.
+
+        The files must match the table's schema. They become visible only with
+        this commit, so files of a batch that was never committed (a task retried,
+        a crash before the commit) are never read.
+
+        Returns:
+            True if a commit was made, False if the batch was skipped or had no files.
+        """
+        table = self._open(path)
+        if table is None:
+            raise TableError(f"no Delta table at {path} to add files to")
+        if self._already_written(table, app_id, batch_id) or not files:
+            return False
+        now_ms = int(time.time() * 1000)
+        actions = [AddAction(f.name, f.size, {}, now_ms, True, json.dumps({"numRecords": f.rows}))
+                   for f in files]  # fmt: skip
+        try:
+            with timed("delta_write"):
+                table.create_write_transaction(actions, mode="append", schema=table.schema(),
+                                               commit_properties=_commit(app_id, batch_id))  # fmt: skip
+        except Exception as exc:  # delta-rs raises many unrelated types
+            raise TableError(
+                f"commit of batch {batch_id} ({app_id}) to {path} failed: {exc}"
+            ) from exc
+        logger.debug("added %d files to %s (batch %d of %s)", len(files), path, batch_id, app_id)
         return True
 
     def merge(

@@ -16,6 +16,8 @@ Options (case-insensitive):
   ``latest`` streams only commits made after the query starts.
 - ``maxFilesPerTrigger``: cap on files per micro-batch, rounded to whole
   commits (at least one commit per batch), because the offset is a version.
+- ``maxBytesPerTrigger``: cap on the added files' bytes per micro-batch, in
+  whole commits as well (used when ``maxFilesPerTrigger`` is not set).
 - ``skipChangeCommits``: ``true`` skips commits that remove rows (MERGE,
   DELETE, overwrite) instead of failing the stream, as delta-spark's option.
 - ``versionAsOf``: batch reads only; the snapshot version.
@@ -46,6 +48,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
+    ReadMaxBytes,
     ReadMaxFiles,
     SupportsTriggerAvailableNow,
 )
@@ -78,6 +81,7 @@ class _Options:
     path: str
     starting_version: int | str = 0
     max_files: int | None = None
+    max_bytes: int | None = None
     skip_change_commits: bool = False
     version_as_of: int | None = None
     min_partitions: int = 2
@@ -96,11 +100,13 @@ def _parse_options(options: Mapping[str, str], fixed_path: str | None) -> _Optio
         raise ValueError(f"{SOURCE_NAME}: option 'path' (the Delta table folder) is required")
     start = str(options.get("startingVersion", "0")).strip().lower()
     max_files = options.get("maxFilesPerTrigger")
+    max_bytes = options.get("maxBytesPerTrigger")
     as_of = options.get("versionAsOf")
     return _Options(
         path=_local_path(path),
         starting_version="latest" if start == "latest" else int(start),
         max_files=int(max_files) if max_files else None,
+        max_bytes=int(max_bytes) if max_bytes else None,
         skip_change_commits=str(options.get("skipChangeCommits", "false")).lower() == "true",
         version_as_of=int(as_of) if as_of is not None else None,
         min_partitions=int(options.get("minPartitions", "2")),
@@ -207,9 +213,11 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"version": int(start) - 1}
 
     def getDefaultReadLimit(self) -> ReadLimit:
-        """``maxFilesPerTrigger`` as a read limit, else everything available."""
+        """``maxFilesPerTrigger`` or ``maxBytesPerTrigger`` as a read limit, else everything."""
         if self._options.max_files:
             return ReadMaxFiles(self._options.max_files)
+        if self._options.max_bytes:
+            return ReadMaxBytes(self._options.max_bytes)
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
@@ -217,19 +225,23 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target = latest_version(self._options.path)
 
     def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
-        """The version to read up to, honouring ``ReadMaxFiles`` in whole commits."""
+        """The version to read up to, honouring a file or byte limit in whole commits."""
         begin = int(start["version"])
         latest = self._target if self._target is not None else latest_version(self._options.path)
         if latest <= begin:
             return {"version": begin}
-        if not isinstance(limit, ReadMaxFiles):
+        if isinstance(limit, ReadMaxFiles):
+            cap, weigh = limit.max_files, lambda adds: len(adds)
+        elif isinstance(limit, ReadMaxBytes):
+            cap, weigh = limit.max_bytes, lambda adds: sum(f.size for f in adds)
+        else:
             return {"version": latest}
-        end, files = begin, 0
+        end, taken = begin, 0
         for version in range(begin + 1, latest + 1):
-            added = len(self._commit(version).adds)
-            if end > begin and files + added > limit.max_files:
+            weight = weigh(self._commit(version).adds)
+            if end > begin and taken + weight > cap:
                 break
-            end, files = version, files + added
+            end, taken = version, taken + weight
         return {"version": end}
 
     def reportLatestOffset(self) -> dict[str, int] | None:

@@ -127,3 +127,40 @@ def test_version_of_a_missing_table_is_none(backend: DeltaRsBackend, warehouse: 
 def test_merge_needs_keys(backend: DeltaRsBackend, warehouse: Warehouse, keys: list[str]) -> None:
     with pytest.raises(ValueError, match="key"):
         backend.merge(warehouse.table_path("gold", "x"), pa.table({"a": [1]}), keys, "q", 0)
+
+
+def test_added_files_become_visible_only_with_their_commit(
+    backend: DeltaRsBackend, warehouse: Warehouse, events: Events
+) -> None:
+    import pyarrow.parquet as pq
+
+    from pipelines.core.tables.delta_rs import DataFile
+
+    path = warehouse.table_path("bronze", "landed")
+    backend.create_if_missing(path, events(0, 1).schema)
+    files = []
+    for start in (0, 10):
+        name = f"part-{start}.parquet"
+        pq.write_table(events(start, 4), path / name)
+        files.append(DataFile(name, (path / name).stat().st_size, 4))
+    pq.write_table(events(100, 4), path / "never-committed.parquet")
+
+    assert backend.add_files(path, files, app_id="land", batch_id=0)
+    assert not backend.add_files(path, files, app_id="land", batch_id=0)  # replay
+    assert not backend.add_files(path, [], app_id="land", batch_id=1)  # nothing landed
+
+    assert _ids(backend, path) == [0, 1, 2, 3, 10, 11, 12, 13]
+    assert backend.version(path) == 1
+    assert backend.transaction_version(path, "land") == 0
+    stats = pa.table(DeltaTable(str(path)).get_add_actions(flatten=True)).to_pydict()
+    assert stats["num_records"] == [4, 4]
+
+
+def test_adding_files_to_a_missing_table_is_an_error(
+    backend: DeltaRsBackend, warehouse: Warehouse
+) -> None:
+    from pipelines.core.tables import TableError
+    from pipelines.core.tables.delta_rs import DataFile
+
+    with pytest.raises(TableError, match="no Delta table"):
+        backend.add_files(warehouse.table_path("bronze", "nowhere"), [DataFile("a", 1, 1)], "x", 0)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from deltalake import DeltaTable
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 
@@ -64,6 +65,26 @@ def test_every_row_once_across_batches_and_restart_reads_only_new_rows(
     assert sorted(first_ids) == list(range(50))
     assert sorted(second_ids) == list(range(50, 70))
     assert [b for b, _ in second] == [3]  # batch ids continue from the checkpoint
+
+
+def test_a_byte_cap_takes_whole_commits_and_at_least_one(
+    core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
+) -> None:
+    path = warehouse.table_path("bronze", "raw_events")
+    _append_commits(backend, path, events, first=0, commits=5)
+    sizes = pa.table(DeltaTable(str(path)).get_add_actions(flatten=True))["size_bytes"].to_pylist()
+    batches: Batches = []
+    # Room for two of these commits per batch, never three.
+    cap = 2 * max(sizes) + min(sizes) // 2
+    _run(read_delta_stream(core_spark, path, max_bytes_per_trigger=cap),
+         warehouse.checkpoint("by_bytes"), _collect(batches))  # fmt: skip
+    one: Batches = []
+    _run(read_delta_stream(core_spark, path, max_bytes_per_trigger=1),
+         warehouse.checkpoint("one_byte"), _collect(one))  # fmt: skip
+
+    assert [len(ids) for _, ids in batches] == [20, 20, 10]
+    assert sorted(i for _, ids in batches for i in ids) == list(range(50))
+    assert [len(ids) for _, ids in one] == [10] * 5  # a commit larger than the cap still goes
 
 
 def test_stream_types_and_partition_values(

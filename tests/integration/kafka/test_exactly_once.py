@@ -40,6 +40,7 @@ def _exact_counts() -> Counter:
 
 @pytest.mark.parametrize(("table", "version", "delay_s"), [
     (("bronze", "raw_events"), 1, 0.0),   # right after a commit: between batches
+    (("bronze", "raw_events"), 1, 0.3),   # while the next batch's tasks land files
     (("silver", "routed"), 0, 0.3),       # while the next silver batch is in flight
 ])  # fmt: skip
 def test_killed_run_resumes_without_loss_or_double_count(bootstrap, tmp_path, table, version,

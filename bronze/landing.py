@@ -1,0 +1,126 @@
+"""Bronze landing: each Kafka range is written to Parquet by the task that reads it.
+
+On the row path, every message crosses from the Kafka reader into Spark rows,
+back into Arrow for ``toArrow()``, and travels to the driver, where delta-rs
+writes it: most of bronze's CPU went to those conversions. When the warehouse
+is a local delta-rs folder, bronze reads ``format("dkg_bronze_landing")``
+instead. It plans the same offset ranges as ``dkg_kafka`` (same offsets, same
+checkpoint), but each task writes its range to one Parquet file in the table's
+folder and hands Spark a single row naming that file. The query's
+``foreachBatch`` commits the files of a micro-batch in one Delta transaction
+that records the batch id (see :mod:`bronze.stream`).
+
+Exactly once: a file becomes part of the table only through that commit. File
+names follow from (run, partition, start, end), so a replayed micro-batch
+rewrites the same files with the same bytes (write to a temporary name, then
+rename), and a batch that is already committed is skipped before any task runs.
+
+Options: those of ``dkg_kafka``, plus ``path`` (the bronze table's folder) and
+``run_id`` (the value of the ``run_id`` column).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.types import StructType
+
+from bronze.schemas import RAW_EVENTS_ARROW
+from pipelines.core.broker import BrokerError
+from pipelines.core.kafka_source import KafkaRange, KafkaStreamReader, read_range
+from pipelines.core.tables.delta_rs import DataFile
+
+__all__ = ["LANDED_FILES_SCHEMA", "LANDING_FORMAT", "BronzeLandingSource", "land_range"]
+
+LANDING_FORMAT = "dkg_bronze_landing"
+LANDED_FILES_SCHEMA = "name string, size long, rows long"
+
+
+def _file_name(run_id: str, task: KafkaRange) -> str:
+    # Readable, and unique per run even when two run ids sanitize alike.
+    tag = re.sub(r"[^A-Za-z0-9_.-]+", "_", run_id)[:80]
+    digest = hashlib.sha256(f"{run_id}\0{task.topic}".encode()).hexdigest()[:8]
+    return f"bronze-{tag}-{digest}-p{task.partition}-{task.start}-{task.end}.snappy.parquet"
+
+
+def _bronze_batch(kafka: pa.RecordBatch, run_id: str) -> pa.RecordBatch:
+    columns = {name: kafka.column(name) for name in RAW_EVENTS_ARROW.names if name != "run_id"}
+    columns["run_id"] = pa.array([run_id] * kafka.num_rows, pa.string())
+    return pa.RecordBatch.from_arrays([columns[name] for name in RAW_EVENTS_ARROW.names],
+                                      schema=RAW_EVENTS_ARROW)  # fmt: skip
+
+
+def land_range(task: KafkaRange, table: str, run_id: str) -> DataFile | None:
+    """Read offsets ``[start, end)`` of one partition into one Parquet file in ``table``.
+
+    Returns:
+        The file (not yet committed), or None when the range held no messages.
+    """
+    name = _file_name(run_id, task)
+    final = Path(table) / name
+    # A hidden temporary name: readers of the folder never see a half-written file.
+    partial = final.with_name(f".{name}.{uuid.uuid4().hex}.tmp")
+    writer, rows = None, 0
+    try:
+        for batch in read_range(task):
+            if writer is None:
+                writer = pq.ParquetWriter(partial, RAW_EVENTS_ARROW, compression="snappy")
+            writer.write_batch(_bronze_batch(batch, run_id))
+            rows += batch.num_rows
+        if writer is None:
+            return None
+        writer.close()
+        writer = None
+        os.replace(partial, final)
+    finally:
+        if writer is not None:
+            writer.close()
+        partial.unlink(missing_ok=True)
+    return DataFile(name, final.stat().st_size, rows)
+
+
+class _LandingReader(KafkaStreamReader):
+    """``dkg_kafka``'s planning; each task lands its range and yields one file row."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        """Kafka options plus the table folder and run id."""
+        super().__init__(options)
+        lowered = {k.lower(): v for k, v in options.items()}
+        try:
+            self.table, self.run_id = lowered["path"], lowered["run_id"]
+        except KeyError as exc:
+            raise BrokerError(
+                f"the {LANDING_FORMAT} source needs the option {exc.args[0]!r}"
+            ) from None
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[str, int, int]]:  # type: ignore[override]
+        """Land the range (runs on executors); one row: file name, bytes, rows."""
+        assert isinstance(partition, KafkaRange)  # noqa: S101 - Spark contract
+        landed = land_range(partition, self.table, self.run_id)
+        if landed is not None:
+            yield landed.name, landed.size, landed.rows
+
+
+class BronzeLandingSource(DataSource):
+    """``format("dkg_bronze_landing")``: a Kafka topic landed as bronze Parquet files."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name."""
+        return LANDING_FORMAT
+
+    def schema(self) -> str:
+        """One row per landed file."""
+        return LANDED_FILES_SCHEMA
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """The micro-batch reader."""
+        return _LandingReader(dict(self.options))

@@ -1,0 +1,85 @@
+"""Bronze landing: tasks write Kafka ranges to Parquet; the table equals the row path's."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+from bronze.landing import land_range
+from bronze.schemas import RAW_EVENTS_ARROW
+from bronze.stream import landing_batch_writer
+from pipelines.core.broker import end_offsets, ensure_topic
+from pipelines.core.kafka_producer import DeliveryErrors, open_producer, send
+from pipelines.core.kafka_source import KafkaRange, KafkaTopic
+from pipelines.core.paths import Warehouse
+from pipelines.core.tables import DeltaRsBackend
+from pipelines.jobs import RunSpec, StageTimes, _drain, build_stage
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+# Bytes a text path would mangle: NUL, invalid UTF-8, an empty payload, no key.
+MESSAGES = [(b"k1", b'\x00\xff{"a": 1}'), (None, b""), (b"", b"\xc3\x28"), (b"k2", b"x" * 5000)]
+
+
+def _fill(bootstrap: str, topic: str, copies: int, partitions: int = 2) -> None:
+    failures = DeliveryErrors()
+    producer = open_producer(bootstrap, f"{topic}-test", failures)
+    ensure_topic(bootstrap, topic, partitions)
+    for i in range(copies):
+        for j, (key, value) in enumerate(MESSAGES):
+            send(producer, topic, key, value, 1_700_000_000_000 + i, partition=(i + j) % partitions)
+    assert producer.flush(30.0) == 0 and failures.first is None
+
+
+def test_a_landed_range_is_the_partition_byte_exact_and_lands_again_identically(
+    bootstrap, tmp_path
+) -> None:
+    _fill(bootstrap, "landing-range", copies=50)
+    ends = end_offsets(bootstrap, "landing-range")
+    task = KafkaRange(bootstrap, "landing-range", 0, 3, ends[0])
+
+    first = land_range(task, str(tmp_path), "run-a")
+    assert first is not None and first.rows == ends[0] - 3
+    table = pq.read_table(tmp_path / first.name)
+    content = (tmp_path / first.name).read_bytes()
+    again = land_range(task, str(tmp_path), "run-a")
+    other_run = land_range(task, str(tmp_path), "run-b")
+
+    assert table.schema.equals(RAW_EVENTS_ARROW)
+    assert table["offset"].to_pylist() == list(range(3, ends[0]))
+    assert set(table["run_id"].to_pylist()) == {"run-a"}
+    assert set(table["partition"].to_pylist()) == {0}
+    sent = [MESSAGES[j] for i in range(50) for j in range(len(MESSAGES)) if (i + j) % 2 == 0]
+    assert list(zip(table["key"].to_pylist(), table["value"].to_pylist(), strict=True)) == sent[3:]
+    assert again == first and (tmp_path / first.name).read_bytes() == content
+    assert other_run is not None and other_run.name != first.name
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, other_run.name])
+
+
+def test_landed_bronze_equals_the_row_path_and_a_replay_adds_nothing(
+    spark, bootstrap, tmp_path
+) -> None:
+    _fill(bootstrap, "landing-stage", copies=300, partitions=3)
+    topic = KafkaTopic(bootstrap, "landing-stage", max_offsets_per_trigger=500)
+    backend = DeltaRsBackend()
+    tables = {}
+    for label, source in (("landed", topic), ("rows", topic.rows(spark))):
+        warehouse = Warehouse(tmp_path / label)
+        spec = RunSpec(run_id=label, source_type="ZIPF", grouping="KEY", workers=2, splitters=3)
+        _drain(build_stage("bronze", spark, source, spec, warehouse, backend), StageTimes())
+        tables[label] = backend.read(warehouse.table_path("bronze", "raw_events"))
+    landed, rows = (tables[k].drop(["run_id"]).sort_by([("partition", "ascending"),
+                                                        ("offset", "ascending")])
+                    for k in ("landed", "rows"))  # fmt: skip
+
+    assert landed.num_rows == 300 * len(MESSAGES)
+    assert landed.equals(rows)
+    assert tables["landed"].schema.equals(tables["rows"].schema)
+
+    # A replayed batch that is already committed is skipped before its tasks run.
+    path = Warehouse(tmp_path / "landed").table_path("bronze", "raw_events")
+    version = backend.version(path)
+    must_not_run = spark.range(1).selectExpr("raise_error('the replay ran') AS name")
+    landing_batch_writer(backend, path, "landed-bronze")(must_not_run, 0)
+    assert backend.version(path) == version
+    assert backend.read(path).num_rows == 300 * len(MESSAGES)
