@@ -59,7 +59,7 @@ def routed_feed(warehouse: Warehouse, settings: GoldSettings) -> RoutedMetricsFe
 
 def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: GoldSettings,
                  processing_seconds: float, feed: RoutedMetricsFeed | None = None) -> bool:  # fmt: skip
-    """Rebuild one run's gold rows; False when silver has not changed since the last refresh.
+    """Rebuild one run's gold rows; False when silver has nothing new for the run.
 
     Args:
         backend: the Delta backend.
@@ -80,6 +80,11 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: GoldSett
     if last is not None and last >= version:
         return False
     partials = _run_rows(backend, windows_path, settings.run_id)
+    if partials.empty:
+        # Upstream tables can exist before any tuple of the run reached them (a
+        # stage starts on an empty table); an empty frame has no column types
+        # to create gold's tables with.
+        return False
     window = settings.aggregation_window_ms
     backend.merge(gold["key_counts"], key_counts(partials, window),
                   ["run_id", "window_start_ms", "key"], app_id, version)  # fmt: skip
