@@ -17,15 +17,13 @@ import argparse
 import json
 import logging
 import multiprocessing
-import os
 import tempfile
-import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from bench.console import configure_logging
-from bench.procfs import cpu_seconds, descendants, rss_mb, wait_until_idle
+from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.join_data import JoinDataSpec, generate
 from pipelines.core.broker import LocalBroker
 from pipelines.core.paths import Warehouse
@@ -50,80 +48,6 @@ class _BatchLog(logging.Handler):
             self.batches.append((int(rows), int(millis)))
 
 
-def _kind(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            program = cmdline.read().split(b"\0", 1)[0]
-    except OSError:
-        return "gone"
-    return "jvm" if program.endswith(b"java") else "python_workers"
-
-
-_KINDS = ("driver", "jvm", "python_workers")
-
-
-class _ProcessSampler(threading.Thread):
-    """Every second: resident memory per process kind (driver = this process), CPU time per process."""
-
-    def __init__(self, exclude: set[int]) -> None:
-        super().__init__(daemon=True)
-        self.exclude = exclude
-        self.samples: list[dict[str, float]] = []
-        self.cpu_first: dict[int, tuple[str, float]] = {}
-        self.cpu_last: dict[int, float] = {}
-        self._done = threading.Event()
-
-    def _sample(self) -> None:
-        sample = dict.fromkeys((*_KINDS, "workers"), 0.0)
-        me = os.getpid()
-        for pid in [me, *descendants(me)]:
-            kind = "driver" if pid == me else _kind(pid)
-            if pid in self.exclude or kind not in sample:
-                continue
-            try:
-                cpu = cpu_seconds(pid)
-            except OSError:
-                continue
-            sample[kind] += rss_mb(pid)
-            sample["workers"] += kind == "python_workers"
-            # A process seen first mid-run started mid-run: all its CPU time counts.
-            self.cpu_first.setdefault(pid, (kind, cpu if not self.samples else 0.0))
-            self.cpu_last[pid] = cpu
-        self.samples.append(sample)
-
-    def run(self) -> None:
-        self._sample()
-        while not self._done.wait(1.0):
-            self._sample()
-
-    def stop(self) -> None:
-        self._done.set()
-        self.join()
-
-    def cpu_by_kind(self) -> dict[str, float]:
-        """CPU-seconds each process kind used while sampled."""
-        used = dict.fromkeys(_KINDS, 0.0)
-        for pid, (kind, first) in self.cpu_first.items():
-            used[kind] += self.cpu_last[pid] - first
-        return {kind: round(value, 1) for kind, value in used.items()}
-
-    def summary(self) -> dict[str, dict[str, int]]:
-        """Per process kind and in total: the largest RSS (MB) in the first and last quarter."""
-        quarter = max(1, len(self.samples) // 4)
-        totals = [{**s, "total": sum(s[k] for k in _KINDS)} for s in self.samples]
-        return {kind: {"first_quarter_max": round(max((s[kind] for s in totals[:quarter]), default=0)),
-                       "last_quarter_max": round(max((s[kind] for s in totals[-quarter:]), default=0))}
-                for kind in (*_KINDS, "total")}  # fmt: skip
-
-    def per_minute(self) -> list[dict[str, int]]:
-        """The largest RSS (MB) per kind in each minute, and the most Python workers alive."""
-        minutes = [self.samples[start : start + 60] for start in range(0, len(self.samples), 60)]
-        return [{**{kind: round(max(s[kind] for s in minute)) for kind in _KINDS},
-                 "total": round(max(sum(s[k] for k in _KINDS) for s in minute)),
-                 "workers": int(max(s["workers"] for s in minute))}
-                for minute in minutes]  # fmt: skip
-
-
 def _produce(request: JoinRequest) -> int:
     """Both topics, in a process of their own so the generated data stays out of the driver."""
     configure_logging()
@@ -145,7 +69,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             produced = producer.submit(_produce, request).result()
         settled = wait_until_idle(broker_pid)
         spark = build_spark(app_name="dkg-join-bench", master="local[2]")
-        processes = _ProcessSampler(exclude={broker_pid})
+        processes = ProcessSampler(exclude={broker_pid})
         processes.start()
         warehouse, backend = Warehouse(root / "lake"), DeltaRsBackend()
         batch_log = _BatchLog()

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.console import configure_logging
-from bench.procfs import wait_until_idle
+from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
@@ -86,15 +86,18 @@ def drain(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
     kafka = KafkaTopic(bootstrap, topic, "earliest", args.max_offsets)
     started = time.monotonic()
     cpu = _CpuMeter()
+    processes = ProcessSampler(named={broker_pid: "broker"})
+    processes.start()
     times = run_finite(spark, kafka, _spec("bench-drain", args.workers, args.partitions,
                                                 args.grouping), warehouse, DeltaRsBackend(),
                        after_stage=cpu.mark)  # fmt: skip
     seconds = time.monotonic() - started
+    processes.stop()
     rate = args.messages / seconds
     return {"messages": args.messages, "seconds": round(seconds, 1), "msg_per_s": round(rate),
             "baseline_consume_msg_per_s": round(baseline), "vs_baseline": round(rate / baseline, 3),
             "producer_msg_per_s": round(produce_rate), "broker_settle_s": round(settled, 1),
-            "machine_cpu_s": cpu.seconds,
+            "machine_cpu_s": cpu.seconds, "cpu_s": processes.cpu_by_kind(),
             **_profile(times)}  # fmt: skip
 
 
@@ -190,7 +193,8 @@ class _Rendered:
         return iter(self._batches)
 
 
-def live(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Namespace) -> dict[str, Any]:
+def live(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
+         args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
     """Produce at a fixed rate while every stage runs continuously; latency per message."""
     topic, run_id = "bench-live", "bench-live"
     spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
@@ -203,11 +207,14 @@ def live(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Namesp
     while not topic_exists(bootstrap, topic):
         time.sleep(0.1)
     refreshes: list[GoldRefresh] = []
+    processes = ProcessSampler(named={broker_pid: "broker"})
+    processes.start()
     times = run_continuous(
         spark, KafkaTopic(bootstrap, topic, "earliest", args.max_offsets), _spec(run_id, args.workers, args.partitions, args.grouping), warehouse,
         DeltaRsBackend(), lambda: _windows_tuples(warehouse, run_id) >= args.messages,
         trigger_s=args.trigger, gold_every_s=args.gold_every, on_refresh=refreshes.append,
     )  # fmt: skip
+    processes.stop()
     seconds = refreshes[-1].finished_at - started
     sent, latency = _latencies(warehouse, run_id, _reached_gold(warehouse, run_id, refreshes))
     quarter = len(latency) // 4
@@ -217,6 +224,7 @@ def live(spark: Any, bootstrap: str, warehouse: Warehouse, args: argparse.Namesp
 
     return {"messages": args.messages, "target_rate": args.rate, "gold_refreshes": len(refreshes),
             "seconds": round(seconds, 1), "sustained_msg_per_s": round(args.messages / seconds),
+            "cpu_s": processes.cpu_by_kind(),
             "produce_span_s": round(float(sent[-1] - sent[0]) / 1000, 1),
             "latency_ms": {**percentiles(latency), "max": round(float(np.nanmax(latency))),
                            "first_quarter": percentiles(latency[:quarter]),
@@ -244,11 +252,11 @@ def main() -> None:
     with LocalBroker(root / "kafka") as broker:
         bootstrap = broker.start()
         spark = build_spark(app_name="dkg-bench", master="local[2]")
+        broker_pid = broker.status().pid
         if args.mode in ("drain", "both"):
-            broker_pid = broker.status().pid
             results["drain"] = drain(spark, bootstrap, broker_pid, Warehouse(root / "drain"), args)
         if args.mode in ("live", "both"):
-            results["live"] = live(spark, bootstrap, Warehouse(root / "live"), args)
+            results["live"] = live(spark, bootstrap, broker_pid, Warehouse(root / "live"), args)
         spark.stop()
     text = json.dumps(results, indent=2)
     print(text)

@@ -9,9 +9,18 @@ the machine's two cores with that work.
 from __future__ import annotations
 
 import os
+import threading
 import time
 
-__all__ = ["cpu_seconds", "descendants", "rss_mb", "wait_until_idle"]
+__all__ = [
+    "PROCESS_KINDS",
+    "ProcessSampler",
+    "cpu_seconds",
+    "descendants",
+    "process_kind",
+    "rss_mb",
+    "wait_until_idle",
+]
 
 _TICK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -65,3 +74,83 @@ def wait_until_idle(pid: int, busy_below: float = 0.05, window_s: float = 1.0,
         if cpu_seconds(pid) - before < busy_below * window_s:
             break
     return time.monotonic() - started
+
+
+def process_kind(pid: int) -> str:
+    """``jvm`` for a Java process, else ``python_workers`` (``gone`` once it has ended)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            program = cmdline.read().split(b"\0", 1)[0]
+    except OSError:
+        return "gone"
+    return "jvm" if program.endswith(b"java") else "python_workers"
+
+
+PROCESS_KINDS = ("driver", "jvm", "python_workers")
+
+
+class ProcessSampler(threading.Thread):
+    """Every second: resident memory per process kind (driver = this process), CPU time per process."""
+
+    def __init__(
+        self, exclude: set[int] = frozenset(), named: dict[int, str] | None = None
+    ) -> None:
+        """``exclude``: pids left out; ``named``: pids counted under a kind of their own."""
+        super().__init__(daemon=True)
+        self.exclude = exclude
+        self.named = dict(named or {})
+        self.kinds = (*PROCESS_KINDS, *sorted(set(self.named.values())))
+        self.samples: list[dict[str, float]] = []
+        self.cpu_first: dict[int, tuple[str, float]] = {}
+        self.cpu_last: dict[int, float] = {}
+        self._done = threading.Event()
+
+    def _sample(self) -> None:
+        sample = dict.fromkeys((*self.kinds, "workers"), 0.0)
+        me = os.getpid()
+        for pid in [me, *descendants(me)]:
+            kind = "driver" if pid == me else self.named.get(pid) or process_kind(pid)
+            if pid in self.exclude or kind not in sample:
+                continue
+            try:
+                cpu = cpu_seconds(pid)
+            except OSError:
+                continue
+            sample[kind] += rss_mb(pid)
+            sample["workers"] += kind == "python_workers"
+            # A process seen first mid-run started mid-run: all its CPU time counts.
+            self.cpu_first.setdefault(pid, (kind, cpu if not self.samples else 0.0))
+            self.cpu_last[pid] = cpu
+        self.samples.append(sample)
+
+    def run(self) -> None:
+        self._sample()
+        while not self._done.wait(1.0):
+            self._sample()
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def cpu_by_kind(self) -> dict[str, float]:
+        """CPU-seconds each process kind used while sampled."""
+        used = dict.fromkeys(self.kinds, 0.0)
+        for pid, (kind, first) in self.cpu_first.items():
+            used[kind] += self.cpu_last[pid] - first
+        return {kind: round(value, 1) for kind, value in used.items()}
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        """Per process kind and in total: the largest RSS (MB) in the first and last quarter."""
+        quarter = max(1, len(self.samples) // 4)
+        totals = [{**s, "total": sum(s[k] for k in self.kinds)} for s in self.samples]
+        return {kind: {"first_quarter_max": round(max((s[kind] for s in totals[:quarter]), default=0)),
+                       "last_quarter_max": round(max((s[kind] for s in totals[-quarter:]), default=0))}
+                for kind in (*self.kinds, "total")}  # fmt: skip
+
+    def per_minute(self) -> list[dict[str, int]]:
+        """The largest RSS (MB) per kind in each minute, and the most Python workers alive."""
+        minutes = [self.samples[start : start + 60] for start in range(0, len(self.samples), 60)]
+        return [{**{kind: round(max(s[kind] for s in minute)) for kind in self.kinds},
+                 "total": round(max(sum(s[k] for k in self.kinds) for s in minute)),
+                 "workers": int(max(s["workers"] for s in minute))}
+                for minute in minutes]  # fmt: skip
