@@ -21,14 +21,22 @@ from pyspark.sql.streaming import StreamingQuery
 
 from bronze.stream import can_land, landed_raw_events, landing_batch_writer, raw_events
 from gold.refresh import GoldSettings, refresh_gold
+from pipelines.core.input_rows import input_rows
 from pipelines.core.kafka_source import KafkaTopic
 from pipelines.core.paths import Warehouse
 from pipelines.core.profiling import phase_totals
+from pipelines.core.spark import delta_spark_available
 from pipelines.core.tables import read_delta_stream
 from pipelines.core.tables.base import TableBackend
 from pipelines.core.tables.sink import foreach_batch_writer
 from silver.sink import silver_batch_writer
-from silver.stream import BRONZE_INPUT, route_stream
+from silver.stream import (
+    BRONZE_INPUT,
+    read_bronze_blocks,
+    route_blocks,
+    route_stream,
+    splitter_group_keys,
+)
 from silver.windows import WINDOW_INPUT, worker_windows_writer
 
 __all__ = [
@@ -82,7 +90,7 @@ class StageTimes:
         for phase, ms in (progress.durationMs or {}).items():
             phases[phase] = phases.get(phase, 0) + int(ms)
         phases["batches"] = phases.get("batches", 0) + 1
-        phases["rows"] = phases.get("rows", 0) + int(progress.numInputRows or 0)
+        phases["rows"] = phases.get("rows", 0) + input_rows(progress)
 
 
 def _drain(stage: Stage, times: StageTimes) -> None:
@@ -150,7 +158,8 @@ def _tables(warehouse: Warehouse) -> dict[str, str]:
              ("silver", "routing_snapshots"), ("silver", "worker_windows"))}  # fmt: skip
 
 
-# About 2.4 M ZIPF messages (20 bytes each in Parquet); larger payloads, fewer.
+# Bronze bytes per silver micro-batch: about 2.4 M ZIPF messages (20 bytes each
+# in Parquet); larger payloads, fewer.
 SILVER_BATCH_BYTES = 48 << 20
 
 Source = DataFrame | KafkaTopic
@@ -181,15 +190,22 @@ def build_stage(name: str, spark: SparkSession, source: Source, spec: RunSpec,
     if name == "bronze":
         return _bronze_stage(spark, source, spec, tables["raw_events"], backend, checkpoint)
     if name == "silver":
-        # Bounded bytes per micro-batch bound its memory, however many files a
-        # bronze commit has (landing writes one per Kafka partition).
-        bronze = read_delta_stream(spark, tables["raw_events"], columns=BRONZE_INPUT,
-                                   max_bytes_per_trigger=SILVER_BATCH_BYTES)  # fmt: skip
         # One shuffle partition per splitter: Spark's scheduler then balances the
         # splitters' tasks over the cores, however skewed the Kafka partitions are.
-        routed = route_stream(bronze.where(this_run), spec.source_type, spec.splitters,
-                              spec.grouping, spec.workers, spec.params,
-                              shuffle_partitions=spec.splitters)  # fmt: skip
+        # Bounded bytes per micro-batch bound its memory, however many files a
+        # bronze commit has (landing writes one per Kafka range).
+        if delta_spark_available(spark):
+            bronze = read_delta_stream(spark, tables["raw_events"], columns=BRONZE_INPUT,
+                                       max_bytes_per_trigger=SILVER_BATCH_BYTES)  # fmt: skip
+            routed = route_stream(bronze.where(this_run), spec.source_type, spec.splitters,
+                                  spec.grouping, spec.workers, spec.params,
+                                  shuffle_partitions=spec.splitters)  # fmt: skip
+        else:  # rows are packed as the bronze files are read
+            keys = splitter_group_keys(spark, spec.splitters, spec.splitters)
+            blocks = read_bronze_blocks(spark, tables["raw_events"], spec.run_id, spec.splitters,
+                                        keys, SILVER_BATCH_BYTES)  # fmt: skip
+            routed = route_blocks(blocks, spec.source_type, spec.splitters, spec.grouping,
+                                  spec.workers, spec.params)  # fmt: skip
         writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
                                      f"{spec.run_id}-silver", tables["routing_snapshots"])  # fmt: skip
         return Stage(name, routed, writer, checkpoint, shuffle_partitions=spec.splitters)

@@ -24,6 +24,7 @@ from pyspark.sql.streaming.listener import (
     StreamingQueryListener,
 )
 
+from pipelines.core.input_rows import input_rows
 from pipelines.progress import ProgressReporter, offset_total
 
 __all__ = ["StreamProgressListener"]
@@ -93,7 +94,7 @@ class StreamProgressListener(StreamingQueryListener):
         reporter = self._reporters.get(key)
         if reporter is None:
             return
-        self._rows[key] = rows = self._rows.get(key, 0) + int(progress.numInputRows)
+        self._rows[key] = rows = self._rows.get(key, 0) + input_rows(progress)
         figures: dict[str, Any] = {"batch": int(progress.batchId)}
         done, total = rows, None
         if name in self._lag_queries and progress.sources:

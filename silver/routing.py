@@ -14,12 +14,16 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from pipelines.core.gc_pause import gc_paused
+from silver.blocks import pack_table, unpack
 from silver.groupings.registry import grouping_class
 from silver.parsing import parse_raw_events
+from silver.schemas import ROUTED_ARROW
 
-__all__ = ["ROUTED_COLUMNS", "route_group_with_state", "route_splitter_rows", "snapshot_row"]
+__all__ = ["ROUTED_COLUMNS", "route_blocks_with_state", "route_group_with_state",
+           "route_splitter_rows", "snapshot_row"]
 
 ROUTED_COLUMNS = ["splitter", "partition", "offset", "tuple_index", "count", "event_time_ms",
                   "worker", "run_id", "key", "error", "payload", "record"]  # fmt: skip
@@ -70,6 +74,32 @@ def route_group_with_state(
     state.update((snapshot,))
     yield _for_spark(routed)
     yield _for_spark(snapshot_row(rows, snapshot))
+
+
+def route_blocks_with_state(
+    key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any, source_type: str,
+    splitters: int, grouping: str, workers: int, params: dict[str, Any],
+) -> Iterator[pd.DataFrame]:  # fmt: skip
+    """:func:`route_group_with_state` over packed blocks (``silver.blocks``), packed output.
+
+    Takes ``BRONZE_BLOCKS_DDL`` rows of one splitter and yields ``ROUTED_BLOCKS_DDL``
+    rows: the routed tuples, quarantined messages and the snapshot record.
+    """
+    with gc_paused():
+        blocks = pd.concat(list(frames), ignore_index=True)
+        raw = unpack(blocks["block"]).to_pandas()
+        rows = parse_raw_events(raw, source_type, splitters)
+        previous = state.get[0] if state.exists else None
+        routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
+        table = pa.concat_tables(
+            pa.Table.from_pandas(frame, schema=ROUTED_ARROW, preserve_index=False)
+            for frame in (routed, snapshot_row(rows, snapshot))
+        )
+        packed = pack_table(table)
+    state.update((snapshot,))
+    splitter = int(blocks["splitter"].iloc[0])
+    yield pd.DataFrame({"splitter": [splitter] * len(packed),
+                        "rows": [table.num_rows] * len(packed), "block": packed})  # fmt: skip
 
 
 def _for_spark(frame: pd.DataFrame) -> pd.DataFrame:

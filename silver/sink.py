@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from pipelines.core.profiling import timed
 from pipelines.core.tables.base import TableBackend, TablePath, to_arrow
 from pipelines.core.tables.sink import written_everywhere
+from silver.blocks import routed_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -37,7 +38,7 @@ SNAPSHOT_COLUMNS = ["run_id", "splitter", "event_time_ms", "state"]
 
 def silver_batch_writer(backend: TableBackend, routed_path: TablePath, quarantine_path: TablePath,
                         app_id: str, snapshots_path: TablePath | None = None):  # fmt: skip
-    """The ``foreachBatch`` function of the silver query.
+    """The ``foreachBatch`` function of the silver query (``ROUTED_BLOCKS_DDL`` rows).
 
     Snapshot records (the splitters' grouping states) go to ``snapshots_path``
     when given, and are dropped otherwise.
@@ -48,7 +49,7 @@ def silver_batch_writer(backend: TableBackend, routed_path: TablePath, quarantin
         if written_everywhere(backend, paths, app_id, batch_id):
             return  # a replay of a batch already in every table
         with timed("collect"):  # parse and route: the whole Spark plan runs here
-            batch = to_arrow(df)
+            batch = routed_rows(to_arrow(df))
         kind = batch["record"]
         routed = batch.filter(pc.equal(kind, "tuple")).select(ROUTED_TABLE_COLUMNS)
         quarantined = batch.filter(pc.equal(kind, "quarantine")).select(QUARANTINE_COLUMNS)

@@ -3,45 +3,86 @@
 Thin on purpose: the parsing and the routing are the pure functions in
 ``silver.parsing`` and ``silver.routing``, the same objects ``dkg simulate`` uses.
 A message's splitter follows from its Kafka partition alone, so parsing runs
-inside the stateful step: one Python hop per micro-batch instead of two.
+inside the stateful step: one Python hop per micro-batch instead of two. Rows
+cross Spark packed per splitter (``silver.blocks``): :func:`read_bronze_blocks`
+packs them as bronze files are read, :func:`route_stream` packs any row stream.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pyspark.sql import DataFrame
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
+from pipelines.core.input_rows import INPUT_ROWS_METRIC
 from pipelines.core.placement import spread_group_keys
-from silver.routing import route_group_with_state
-from silver.schemas import ROUTED_DDL, ROUTING_STATE_DDL
+from silver.blocks import BRONZE_BLOCKS_DDL, ROUTED_BLOCKS_DDL, bronze_blocks
+from silver.bronze_source import BLOCKS_FORMAT, BronzeBlocksSource
+from silver.routing import route_blocks_with_state
+from silver.schemas import BRONZE_INPUT, ROUTING_STATE_DDL
 
-__all__ = ["BRONZE_INPUT", "route_stream"]
+__all__ = ["BRONZE_INPUT", "read_bronze_blocks", "route_blocks", "route_stream",
+           "splitter_group_keys"]  # fmt: skip
 
-# What parsing needs of a bronze row; the Kafka key and topic stay in bronze.
-BRONZE_INPUT = ("run_id", "partition", "offset", "timestamp", "value")
+
+def splitter_group_keys(
+    spark: SparkSession, splitters: int, shuffle_partitions: int | None
+) -> list[int]:
+    """Each splitter's grouping key: its own shuffle partition while there are enough."""
+    partitions = shuffle_partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+    return spread_group_keys(spark, splitters, partitions)
+
+
+def read_bronze_blocks(spark: SparkSession, bronze: str, run_id: str, splitters: int,
+                       group_keys: Sequence[int], max_bytes_per_trigger: int | None = None,
+                       ) -> DataFrame:  # fmt: skip
+    """The run's new bronze rows as a stream of blocks, packed while the files are read."""
+    spark.dataSource.register(BronzeBlocksSource)
+    reader = spark.readStream.format(BLOCKS_FORMAT).option("path", bronze).option("runId", run_id)
+    reader = reader.option("splitters", str(splitters))
+    reader = reader.option("groupKeys", ",".join(map(str, group_keys)))
+    if max_bytes_per_trigger:
+        reader = reader.option("maxBytesPerTrigger", str(max_bytes_per_trigger))
+    # Spark counts the source's rows, here blocks; progress reports want messages.
+    messages = F.coalesce(F.sum("rows"), F.lit(0)).cast("long").alias("rows")
+    return reader.load().observe(INPUT_ROWS_METRIC, messages)
+
+
+def _pack_rows(batches: Iterator[pa.RecordBatch], splitters: int,
+               group_keys: Sequence[int]) -> Iterator[pa.RecordBatch]:  # fmt: skip
+    for batch in batches:
+        if batch.num_rows:
+            yield bronze_blocks(batch, splitters, group_keys)
+
+
+def route_blocks(blocks: DataFrame, source_type: str, splitters: int, grouping: str,
+                 workers: int, params: dict[str, Any]) -> DataFrame:  # fmt: skip
+    """``groupBy(splitter).applyInPandasWithState``: each splitter owns a grouping instance.
+
+    ``blocks``: ``BRONZE_BLOCKS_DDL`` rows. Returns ``ROUTED_BLOCKS_DDL`` rows holding
+    one row per parsed tuple with its worker, one quarantine row per unparseable
+    message, and one snapshot row per splitter and micro-batch (``ROUTED_ARROW``).
+    """
+    route = functools.partial(route_blocks_with_state, source_type=source_type, splitters=splitters,
+                              grouping=grouping, workers=workers, params=dict(params))  # fmt: skip
+    return blocks.groupBy("splitter_group").applyInPandasWithState(
+        route, ROUTED_BLOCKS_DDL, ROUTING_STATE_DDL, "append", GroupStateTimeout.NoTimeout
+    )
 
 
 def route_stream(raw_events: DataFrame, source_type: str, splitters: int, grouping: str,
                  workers: int, params: dict[str, Any],
                  shuffle_partitions: int | None = None) -> DataFrame:  # fmt: skip
-    """``groupBy(splitter).applyInPandasWithState``: each splitter owns a grouping instance.
+    """:func:`route_blocks` over any stream of bronze rows (packed here).
 
-    Returns one row per parsed tuple with its worker, one quarantine row per
-    unparseable message, and one snapshot row per splitter and micro-batch.
     ``shuffle_partitions``: what the query will start with (default: the session's).
     """
-    splitter = (F.col("partition") % F.lit(splitters)).cast("int")
-    spark = raw_events.sparkSession
-    partitions = shuffle_partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
-    group_keys = F.array(*map(F.lit, spread_group_keys(spark, splitters, partitions)))
-    keyed = raw_events.select(group_keys[splitter].alias("splitter_group"),
-                              splitter.alias("splitter"), *BRONZE_INPUT)  # fmt: skip
-    route = functools.partial(route_group_with_state, source_type=source_type, splitters=splitters,
-                              grouping=grouping, workers=workers, params=dict(params))  # fmt: skip
-    return keyed.groupBy("splitter_group").applyInPandasWithState(
-        route, ROUTED_DDL, ROUTING_STATE_DDL, "append", GroupStateTimeout.NoTimeout
-    )
+    keys = splitter_group_keys(raw_events.sparkSession, splitters, shuffle_partitions)
+    pack = functools.partial(_pack_rows, splitters=splitters, group_keys=keys)
+    blocks = raw_events.select(*BRONZE_INPUT).mapInArrow(pack, BRONZE_BLOCKS_DDL)
+    return route_blocks(blocks, source_type, splitters, grouping, workers, params)

@@ -64,7 +64,8 @@ from pipelines.core.tables.delta_log import (
     snapshot_files,
 )
 
-__all__ = ["SOURCE_NAME", "DeltaFilesPartition", "DeltaSource", "DeltaStreamError"]
+__all__ = ["SOURCE_NAME", "DeltaFilesPartition", "DeltaSource", "DeltaStreamError", "DeltaStreamReader",
+           "parse_options", "read_files", "table_schema"]
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ def _local_path(path: str) -> str:
     return str(Path(path).absolute())
 
 
-def _parse_options(options: Mapping[str, str], fixed_path: str | None) -> _Options:
+def parse_options(options: Mapping[str, str], fixed_path: str | None) -> _Options:
     path = options.get("path") or fixed_path
     if not path:
         raise ValueError(f"{SOURCE_NAME}: option 'path' (the Delta table folder) is required")
@@ -151,7 +152,8 @@ def _conform(
     return pa.RecordBatch.from_arrays(columns, schema=target)
 
 
-def _read_files(files: Sequence[AddedFile], schema: StructType) -> Iterator[pa.RecordBatch]:
+def read_files(files: Sequence[AddedFile], schema: StructType) -> Iterator[pa.RecordBatch]:
+    """The files' rows as Arrow batches in ``schema`` (columns, types, partition values)."""
     target = to_arrow_schema(schema, timezone="UTC")
     for file in files:
         parquet = pq.ParquetFile(file.path)
@@ -187,7 +189,7 @@ class DeltaBatchReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         """Arrow batches of the partition's files, in the declared schema."""
         assert isinstance(partition, DeltaFilesPartition)  # noqa: S101 - Spark contract
-        return _read_files(partition.files, self._schema)
+        return read_files(partition.files, self._schema)
 
 
 class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -268,7 +270,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         """Arrow batches of the partition's files, in the declared schema."""
         assert isinstance(partition, DeltaFilesPartition)  # noqa: S101 - Spark contract
-        return _read_files(partition.files, self._schema)
+        return read_files(partition.files, self._schema)
 
     def commit(self, end: dict[str, int]) -> None:
         """Forget cached commits that Spark will not ask for again."""
@@ -280,6 +282,23 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             types = _partition_types(self._schema)
             self._commits[version] = read_commit(self._options.path, version, types)
         return self._commits[version]
+
+
+def table_schema(path: str, columns: Sequence[str] | None = None) -> StructType:
+    """A table's current schema, or only ``columns`` of it (Delta timestamps as TIMESTAMP)."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        arrow = pa.schema(DeltaTable(path).schema().to_arrow())
+    except TableNotFoundError:
+        raise DeltaLogError(f"no Delta table at {path}; create it first or pass .schema(...)") from None
+    if columns:
+        missing = [name for name in columns if name not in arrow.names]
+        if missing:
+            raise DeltaLogError(f"{path} has no column {', '.join(map(repr, missing))}")
+        arrow = pa.schema([arrow.field(name) for name in columns])
+    return from_arrow_schema(arrow)
 
 
 class DeltaSource(DataSource):
@@ -298,28 +317,13 @@ class DeltaSource(DataSource):
         return SOURCE_NAME
 
     def _options(self) -> _Options:
-        return _parse_options(self.options, self.fixed_path)
+        return parse_options(self.options, self.fixed_path)
 
     def schema(self) -> StructType:
         """The table's current schema (Delta timestamps map to Spark TIMESTAMP)."""
-        from deltalake import DeltaTable
-        from deltalake.exceptions import TableNotFoundError
-
-        path = self._options().path
-        try:
-            arrow = pa.schema(DeltaTable(path).schema().to_arrow())
-        except TableNotFoundError:
-            raise DeltaLogError(
-                f"no Delta table at {path}; create it first or pass .schema(...)"
-            ) from None
         wanted = self.options.get("columns")
-        if wanted:
-            names = [name.strip() for name in wanted.split(",") if name.strip()]
-            missing = [name for name in names if name not in arrow.names]
-            if missing:
-                raise DeltaLogError(f"{path} has no column {', '.join(map(repr, missing))}")
-            arrow = pa.schema([arrow.field(name) for name in names])
-        return from_arrow_schema(arrow)
+        names = [name.strip() for name in wanted.split(",") if name.strip()] if wanted else None
+        return table_schema(self._options().path, names)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A snapshot reader."""

@@ -13,8 +13,9 @@ from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from pipelines.core.placement import spread_group_keys
 from pipelines.core.tables import DeltaRsBackend, read_delta_stream
+from silver.blocks import routed_rows
 from silver.groupings.registry import make_grouping
-from silver.stream import route_stream
+from silver.stream import read_bronze_blocks, route_blocks, route_stream, splitter_group_keys
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -45,12 +46,20 @@ def _bronze(path: Path, messages: int, commits: int) -> list[tuple[int, int, byt
                     strict=True))  # fmt: skip
 
 
-def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: dict) -> pd.DataFrame:
+def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: dict,
+                packed_on_read: bool = False) -> pd.DataFrame:  # fmt: skip
     collected: list[pd.DataFrame] = []
-    raw = read_delta_stream(spark, str(bronze), max_files_per_trigger=1)
-    routed = route_stream(raw, "ZIPF", PARTITIONS, grouping, 5, params)
+    if packed_on_read:  # the job's way: the read tasks pack the bronze files
+        keys = splitter_group_keys(spark, PARTITIONS, None)
+        blocks = read_bronze_blocks(spark, str(bronze), "r1", PARTITIONS, keys, 1)
+        routed = route_blocks(blocks, "ZIPF", PARTITIONS, grouping, 5, params)
+    else:
+        raw = read_delta_stream(spark, str(bronze), max_files_per_trigger=1)
+        routed = route_stream(raw, "ZIPF", PARTITIONS, grouping, 5, params)
     query = (
-        routed.writeStream.foreachBatch(lambda df, _: collected.append(df.toPandas()))
+        routed.writeStream.foreachBatch(
+            lambda df, _: collected.append(routed_rows(df.toArrow()).to_pandas())
+        )
         .option("checkpointLocation", str(checkpoint))
         .trigger(availableNow=True)
         .start()
@@ -59,11 +68,15 @@ def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: di
     return pd.concat(collected, ignore_index=True) if collected else pd.DataFrame()
 
 
-@pytest.mark.parametrize(("grouping", "params"), [("DYNAMIC_KEY", {}), ("PARTIAL_KEY", {}),
-                                                  ("SMALOPS", {"counting_window_ms": 1000})])  # fmt: skip
-def test_silver_routes_each_partition_like_the_engine(spark, tmp_path, grouping, params):
+@pytest.mark.parametrize(("grouping", "params", "packed_on_read"), [
+    ("DYNAMIC_KEY", {}, False), ("DYNAMIC_KEY", {}, True), ("PARTIAL_KEY", {}, False),
+    ("SMALOPS", {"counting_window_ms": 1000}, True),
+])  # fmt: skip
+def test_silver_routes_each_partition_like_the_engine(spark, tmp_path, grouping, params,
+                                                      packed_on_read):  # fmt: skip
     messages = _bronze(tmp_path / "bronze", 3000, commits=4)
-    everything = _run_silver(spark, tmp_path / "bronze", tmp_path / "ckpt", grouping, params)
+    everything = _run_silver(spark, tmp_path / "bronze", tmp_path / "ckpt", grouping, params,
+                             packed_on_read)  # fmt: skip
     snapshots = everything[everything["record"] == "snapshot"]
     assert set(snapshots["splitter"]) == set(range(PARTITIONS))  # each splitter's state, per batch
     assert snapshots["payload"].map(len).min() > 0
@@ -76,7 +89,9 @@ def test_silver_routes_each_partition_like_the_engine(spark, tmp_path, grouping,
     for partition in range(PARTITIONS):
         mine = good[good["partition"] == partition].sort_values("offset")
         engine = make_grouping(grouping, 5, params)
-        expected = engine.route(mine["key"].to_numpy(object), mine["event_time_ms"].to_numpy(np.int64))
+        expected = engine.route(
+            mine["key"].to_numpy(object), mine["event_time_ms"].to_numpy(np.int64)
+        )
         assert mine["worker"].tolist() == expected.tolist()
 
 

@@ -10,6 +10,8 @@ from chispa import assert_df_equality
 
 from gold.transforms import key_counts
 from pipelines.core.tables import DeltaRsBackend, read_delta_stream
+from silver.blocks import ROUTED_BLOCKS_DDL, pack
+from silver.schemas import ROUTED_ARROW
 from silver.sink import silver_batch_writer
 from silver.stream import route_stream
 
@@ -87,7 +89,10 @@ def test_replayed_batch_completes_only_the_missing_table(spark, tmp_path):
     writer = silver_batch_writer(backend, tmp_path / "routed", tmp_path / "quarantine", "silver")
     backend.append(tmp_path / "routed", df.filter("error is null").drop("error", "payload", "record")
                    .toArrow(), "silver", 0)  # crashed right after the first write  # fmt: skip
-    writer(df, 0)
-    writer(df, 0)
+    rows = pa.Table.from_pandas(df.toPandas(), preserve_index=False).select(ROUTED_ARROW.names)
+    blocks = spark.createDataFrame([(0, rows.num_rows, pack(rows.cast(ROUTED_ARROW)))],
+                                   ROUTED_BLOCKS_DDL)  # fmt: skip
+    writer(blocks, 0)
+    writer(blocks, 0)
     assert backend.read(tmp_path / "routed").num_rows == 1
     assert backend.read(tmp_path / "quarantine").num_rows == 1

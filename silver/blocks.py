@@ -1,0 +1,90 @@
+"""Silver's transport through Spark: a splitter's rows as Arrow IPC blocks.
+
+The routing step needs each splitter's messages in one Python call, so silver
+shuffles by splitter. Shuffled as rows, every message was converted from Arrow
+to a Spark row, hashed, serialized, sorted by group, converted back to Arrow
+for the routing step, its output converted to rows again and once more to Arrow
+for the driver: most of silver's CPU, for work that is Python's on both ends.
+Packed, a micro-batch crosses the shuffle as a few rows per splitter, each
+holding up to :data:`BLOCK_ROWS` rows as one Arrow IPC stream, and Spark still
+does what it is for here: grouping by splitter, the state store, the
+checkpoints and the scheduling.
+
+Pure functions (pyarrow only): they run on executors and on the driver alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from silver.schemas import ROUTED_ARROW
+
+__all__ = ["BLOCK_ROWS", "BRONZE_BLOCKS_DDL", "ROUTED_BLOCKS_DDL", "bronze_blocks", "pack",
+           "pack_table", "routed_rows", "unpack"]  # fmt: skip
+
+BLOCK_ROWS = 50_000  # a few MB per block: well inside Arrow's 2 GB per binary column
+# Bronze rows of one splitter; ``splitter_group`` is the key silver groups by.
+BRONZE_BLOCKS_DDL = "splitter_group INT, splitter INT, rows LONG, block BINARY"
+# The routing step's output rows (``silver.schemas.ROUTED_ARROW``), packed.
+ROUTED_BLOCKS_DDL = "splitter INT, rows LONG, block BINARY"
+
+
+def pack(batch: pa.RecordBatch | pa.Table) -> bytes:
+    """One Arrow IPC stream holding ``batch``."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def pack_table(table: pa.Table) -> list[bytes]:
+    """``table`` in blocks of at most :data:`BLOCK_ROWS` rows (one empty block if empty)."""
+    return [pack(batch) for batch in table.to_batches(max_chunksize=BLOCK_ROWS)] or [pack(table)]
+
+
+def unpack(blocks: Iterable[bytes], schema: pa.Schema | None = None) -> pa.Table:
+    """The rows of ``blocks``, in order, as one table (``schema`` if there are none)."""
+    tables = [pa.ipc.open_stream(block).read_all() for block in blocks]
+    if not tables:
+        if schema is None:
+            raise ValueError("no blocks to unpack and no schema for an empty table")
+        return schema.empty_table()
+    return pa.concat_tables(tables)
+
+
+def routed_rows(blocks: pa.Table) -> pa.Table:
+    """The routing step's rows (``ROUTED_ARROW``) out of its collected output blocks."""
+    return unpack(blocks["block"].to_pylist(), ROUTED_ARROW)
+
+
+def bronze_blocks(rows: pa.RecordBatch | pa.Table, splitters: int, group_keys: Sequence[int],
+                  run_id: str | None = None) -> pa.RecordBatch:  # fmt: skip
+    """Bronze rows -> one block row per splitter present (``BRONZE_BLOCKS_DDL``).
+
+    Args:
+        rows: bronze columns, ``partition`` and ``run_id`` among them.
+        splitters: the number of splitters; a row's is ``partition % splitters``.
+        group_keys: the grouping key of each splitter.
+        run_id: keep only this run's rows (None: all).
+    """
+    table = pa.Table.from_batches([rows]) if isinstance(rows, pa.RecordBatch) else rows
+    if run_id is not None:
+        table = table.filter(pc.equal(table["run_id"], run_id))
+    splitter = table["partition"].to_numpy() % splitters
+    table = table.append_column("splitter", pa.array(splitter, pa.int32()))
+    out: dict[str, list] = {"splitter_group": [], "splitter": [], "rows": [], "block": []}
+    for number in np.unique(splitter).tolist():
+        for batch in table.filter(pa.array(splitter == number)).to_batches(BLOCK_ROWS):
+            out["splitter_group"].append(group_keys[number])
+            out["splitter"].append(number)
+            out["rows"].append(batch.num_rows)
+            out["block"].append(pack(batch))
+    return pa.RecordBatch.from_pydict(out, schema=_BRONZE_BLOCKS_ARROW)
+
+
+_BRONZE_BLOCKS_ARROW = pa.schema([("splitter_group", pa.int32()), ("splitter", pa.int32()),
+                                  ("rows", pa.int64()), ("block", pa.binary())])  # fmt: skip
