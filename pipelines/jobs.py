@@ -38,6 +38,7 @@ from silver.stream import (
     splitter_group_keys,
 )
 from silver.windows import WINDOW_INPUT, worker_windows_writer
+from silver.windows_source import read_window_partials
 
 __all__ = [
     "STAGES",
@@ -209,11 +210,17 @@ def build_stage(name: str, spark: SparkSession, source: Source, spec: RunSpec,
         writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
                                      f"{spec.run_id}-silver", tables["routing_snapshots"])  # fmt: skip
         return Stage(name, routed, writer, checkpoint, shuffle_partitions=spec.splitters)
-    silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8,
-                                    columns=WINDOW_INPUT)  # fmt: skip
-    writer = worker_windows_writer(backend, tables["worker_windows"], f"{spec.run_id}-windows",
-                                   spec.worker_window_ms)  # fmt: skip
-    return Stage(name, silver_rows.where(this_run), writer, checkpoint)
+    app_id, window_ms = f"{spec.run_id}-windows", spec.worker_window_ms
+    if delta_spark_available(spark):
+        silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8,
+                                        columns=WINDOW_INPUT)  # fmt: skip
+        writer = worker_windows_writer(backend, tables["worker_windows"], app_id, window_ms)
+        return Stage(name, silver_rows.where(this_run), writer, checkpoint)
+    # The read tasks reduce the tuples to partials; Spark merges far fewer rows.
+    partials = read_window_partials(spark, tables["routed"], spec.run_id, window_ms, 8)
+    writer = worker_windows_writer(backend, tables["worker_windows"], app_id, window_ms,
+                                   pre_aggregated=True)  # fmt: skip
+    return Stage(name, partials, writer, checkpoint)
 
 
 STAGES = ("bronze", "silver", "worker_windows")

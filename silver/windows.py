@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import functions as F
 
 from pipelines.core.profiling import timed
@@ -21,12 +23,15 @@ from pipelines.core.tables.base import TableBackend, TablePath
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["WINDOW_INPUT", "WINDOW_KEYS", "aggregate_worker_windows", "worker_window_partials",
+__all__ = ["PARTIALS_DDL", "WINDOW_INPUT", "WINDOW_KEYS", "aggregate_worker_windows",
+           "merge_partials", "window_partials", "worker_window_partials",
            "worker_windows_writer"]  # fmt: skip
 
 WINDOW_KEYS = ["run_id", "window_start_ms", "worker", "key"]
 # What the windows need of a routed tuple.
 WINDOW_INPUT = ("run_id", "event_time_ms", "worker", "key", "count")
+# Partials of some of a micro-batch's tuples (see :func:`window_partials`).
+PARTIALS_DDL = "run_id STRING, window_start_ms LONG, worker INT, key STRING, count LONG, tuples LONG"
 
 
 def worker_window_partials(routed: pd.DataFrame, window_ms: int) -> pd.DataFrame:
@@ -44,6 +49,33 @@ def worker_window_partials(routed: pd.DataFrame, window_ms: int) -> pd.DataFrame
     return partials.astype({"worker": "int32", "count": "int64", "tuples": "int64"})
 
 
+def window_partials(routed: pa.Table, window_ms: int) -> pa.Table:
+    """Sum of counts and number of tuples per (run, window, worker, key), in Arrow.
+
+    The ``PARTIALS_DDL`` columns; :func:`merge_partials` adds up partials of the
+    same key from several tasks.
+    """
+    starts = routed["event_time_ms"].to_numpy(zero_copy_only=False) // window_ms * window_ms
+    table = pa.table({"run_id": routed["run_id"], "window_start_ms": pa.array(starts, pa.int64()),
+                      "worker": routed["worker"].cast(pa.int32()), "key": routed["key"],
+                      "count": routed["count"].cast(pa.int64())})  # fmt: skip
+    grouped = table.group_by(WINDOW_KEYS, use_threads=False).aggregate(
+        [("count", "sum"), ("count", "count", pc.CountOptions(mode="all"))]
+    )
+    return grouped.rename_columns([*WINDOW_KEYS, "count", "tuples"]).select(
+        ["run_id", "window_start_ms", "worker", "key", "count", "tuples"]
+    )
+
+
+def merge_partials(partials: DataFrame, window_ms: int) -> DataFrame:
+    """Partials from several tasks (``PARTIALS_DDL``) -> one row per (run, window, worker, key)."""
+    merged = partials.groupBy(*WINDOW_KEYS).agg(
+        F.sum("count").cast("long").alias("count"), F.sum("tuples").cast("long").alias("tuples")
+    )
+    end = (F.col("window_start_ms") + window_ms).alias("window_end_ms")
+    return merged.select(*WINDOW_KEYS, "count", "tuples", end)
+
+
 def aggregate_worker_windows(routed: DataFrame, window_ms: int) -> DataFrame:
     """:func:`worker_window_partials` in Spark: only the partials reach the driver.
 
@@ -59,15 +91,20 @@ def aggregate_worker_windows(routed: DataFrame, window_ms: int) -> DataFrame:
     return partials.select(*WINDOW_KEYS, "count", "tuples", end)
 
 
-def worker_windows_writer(backend: TableBackend, path: TablePath, app_id: str, window_ms: int):
-    """The ``foreachBatch`` function of the worker-windows query."""
+def worker_windows_writer(backend: TableBackend, path: TablePath, app_id: str, window_ms: int,
+                          pre_aggregated: bool = False):  # fmt: skip
+    """The ``foreachBatch`` function of the worker-windows query.
+
+    ``pre_aggregated``: the stream holds partials (``PARTIALS_DDL``), not routed tuples.
+    """
+    combine = merge_partials if pre_aggregated else aggregate_worker_windows
 
     def write_batch(df, batch_id: int) -> None:
         last = backend.transaction_version(path, app_id)
         if last is not None and last >= batch_id:
             return
         with timed("collect"):
-            partials = aggregate_worker_windows(df, window_ms).toArrow()
+            partials = combine(df, window_ms).toArrow()
         with timed("delta_merge"):
             backend.merge(path, partials, WINDOW_KEYS, app_id, batch_id,
                           accumulate=("count", "tuples"))  # fmt: skip

@@ -1,0 +1,83 @@
+"""``format("dkg_window_partials")``: new ``silver.routed`` rows, pre-aggregated as they are read.
+
+The ``dkg_delta`` stream source over ``silver.routed`` (same offsets, commits and
+options), except that each read task reduces its files to per-(run, window,
+worker, key) partials (:func:`silver.windows.window_partials`) before Spark
+sees them: a micro-batch holds far fewer partials than tuples. Spark then
+merges the partials of all tasks. Extra options: ``runId`` (only this run's
+rows) and ``windowMs`` (the worker window).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.types import StructType
+
+from pipelines.core.input_rows import INPUT_ROWS_METRIC
+from pipelines.core.tables.stream_source import (
+    DeltaFilesPartition,
+    DeltaStreamReader,
+    parse_options,
+    read_files,
+    table_schema,
+)
+from silver.windows import PARTIALS_DDL, WINDOW_INPUT, window_partials
+
+__all__ = ["PARTIALS_FORMAT", "RoutedPartialsSource", "read_window_partials"]
+
+PARTIALS_FORMAT = "dkg_window_partials"
+
+
+class _PartialsReader(DeltaStreamReader):
+    def __init__(self, options: Mapping[str, str]) -> None:
+        parsed = parse_options(options, None)
+        super().__init__(parsed, table_schema(parsed.path, WINDOW_INPUT))
+        self._run_id = options.get("runId")
+        self._window_ms = int(options["windowMs"])
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+        """The partition's files as partials (runs on executors)."""
+        assert isinstance(partition, DeltaFilesPartition)  # noqa: S101 - Spark contract
+        batches = list(read_files(partition.files, self._schema))
+        if not batches:
+            return
+        rows = pa.Table.from_batches(batches)
+        if self._run_id is not None:
+            rows = rows.filter(pc.equal(rows["run_id"], self._run_id))
+        yield from window_partials(rows, self._window_ms).to_batches()
+
+
+class RoutedPartialsSource(DataSource):
+    """Streams ``silver.routed`` as ``PARTIALS_DDL`` rows."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name."""
+        return PARTIALS_FORMAT
+
+    def schema(self) -> str:
+        """One row per partial."""
+        return PARTIALS_DDL
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """The micro-batch reader."""
+        return _PartialsReader(self.options)  # options: case-insensitive
+
+
+def read_window_partials(spark: SparkSession, routed: str, run_id: str, window_ms: int,
+                         max_files_per_trigger: int | None = None) -> DataFrame:  # fmt: skip
+    """The run's new routed tuples as a stream of worker-window partials."""
+    spark.dataSource.register(RoutedPartialsSource)
+    reader = spark.readStream.format(PARTIALS_FORMAT).option("path", routed)
+    reader = reader.option("runId", run_id).option("windowMs", str(window_ms))
+    if max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
+    # Spark counts partials; progress reports want the tuples they sum up.
+    tuples = F.coalesce(F.sum("tuples"), F.lit(0)).cast("long").alias("rows")
+    return reader.load().observe(INPUT_ROWS_METRIC, tuples)
