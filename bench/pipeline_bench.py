@@ -39,6 +39,7 @@ from pipelines.continuous import GoldRefresh, run_continuous
 from pipelines.core.broker import LocalBroker, end_offsets, topic_exists
 from pipelines.core.kafka_source import RECEIVE_MAX_BYTES, KafkaTopic
 from pipelines.core.paths import Warehouse
+from pipelines.core.profiling import phase_totals
 from pipelines.core.spark import build_spark
 from pipelines.core.tables import DeltaRsBackend
 from pipelines.jobs import RunSpec, StageTimes, run_finite
@@ -225,6 +226,8 @@ def live(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
     return {"messages": args.messages, "target_rate": args.rate, "gold_refreshes": len(refreshes),
             "seconds": round(seconds, 1), "sustained_msg_per_s": round(args.messages / seconds),
             "cpu_s": processes.cpu_by_kind(),
+            # The foreachBatch functions' phases, all queries together (they run side by side).
+            "driver_phases_s": {k: round(v, 1) for k, v in phase_totals().items()},
             "produce_span_s": round(float(sent[-1] - sent[0]) / 1000, 1),
             "latency_ms": {**percentiles(latency), "max": round(float(np.nanmax(latency))),
                            "first_quarter": percentiles(latency[:quarter]),

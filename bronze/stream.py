@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from bronze.landing import LANDING_FORMAT, BronzeLandingSource
 from bronze.schemas import RAW_EVENTS_ARROW, RAW_EVENTS_COLUMNS
 from pipelines.core.broker import BrokerError, topic_exists
+from pipelines.core.input_rows import INPUT_ROWS_METRIC
 from pipelines.core.profiling import timed
 from pipelines.core.tables.delta_rs import DataFile, DeltaRsBackend
 
@@ -58,7 +59,10 @@ def landed_raw_events(spark: SparkSession, topic: KafkaTopic, backend: DeltaRsBa
     backend.create_if_missing(table, RAW_EVENTS_ARROW)
     spark.dataSource.register(BronzeLandingSource)
     reader = spark.readStream.format(LANDING_FORMAT).options(**topic.options())
-    return reader.option("path", str(table)).option("run_id", run_id).load()
+    files = reader.option("path", str(table)).option("run_id", run_id).load()
+    # Spark counts the files; profiles want the messages they hold.
+    messages = F.coalesce(F.sum("rows"), F.lit(0)).cast("long").alias("rows")
+    return files.observe(INPUT_ROWS_METRIC, messages)
 
 
 def landing_batch_writer(backend: DeltaRsBackend, table: TablePath, app_id: str) -> BatchWriter:

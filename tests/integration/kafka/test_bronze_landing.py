@@ -66,8 +66,10 @@ def test_landed_bronze_equals_the_row_path_and_a_replay_adds_nothing(
     for label, source in (("landed", topic), ("rows", topic.rows(spark))):
         warehouse = Warehouse(tmp_path / label)
         spec = RunSpec(run_id=label, source_type="ZIPF", grouping="KEY", workers=2, splitters=3)
-        _drain(build_stage("bronze", spark, source, spec, warehouse, backend), StageTimes())
+        times = StageTimes()
+        _drain(build_stage("bronze", spark, source, spec, warehouse, backend), times)
         tables[label] = backend.read(warehouse.table_path("bronze", "raw_events"))
+        assert times.profile["bronze"]["rows"] == 300 * len(MESSAGES)  # messages, not files
     landed, rows = (tables[k].drop(["run_id"]).sort_by([("partition", "ascending"),
                                                         ("offset", "ascending")])
                     for k in ("landed", "rows"))  # fmt: skip
