@@ -169,6 +169,16 @@ def _latencies(warehouse: Warehouse, run_id: str, reached: list[tuple[dict[int, 
     return sent_ms[order], latency[order]
 
 
+def _gold_rate(reached: list[tuple[dict[int, int], float]], produced_until_s: float) -> int | None:
+    """Messages per second that reached gold between the first and the last refresh made
+    while the producer was still writing: whether the pipeline keeps pace with it."""
+    during = [(sum(o + 1 for o in offsets.values()), at) for offsets, at in reached
+              if offsets and at <= produced_until_s]  # fmt: skip
+    if len(during) < 2 or during[-1][1] <= during[0][1]:
+        return None
+    return round((during[-1][0] - during[0][0]) / (during[-1][1] - during[0][1]))
+
+
 def _windows_tuples(warehouse: Warehouse, run_id: str) -> int:
     backend, path = DeltaRsBackend(), warehouse.table_path("silver", "worker_windows")
     if backend.version(path) is None:
@@ -217,7 +227,8 @@ def live(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
     )  # fmt: skip
     processes.stop()
     seconds = refreshes[-1].finished_at - started
-    sent, latency = _latencies(warehouse, run_id, _reached_gold(warehouse, run_id, refreshes))
+    reached = _reached_gold(warehouse, run_id, refreshes)
+    sent, latency = _latencies(warehouse, run_id, reached)
     quarter = len(latency) // 4
 
     def percentiles(values: np.ndarray) -> dict[str, int]:
@@ -229,6 +240,7 @@ def live(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
             # The foreachBatch functions' phases, all queries together (they run side by side).
             "driver_phases_s": {k: round(v, 1) for k, v in phase_totals().items()},
             "produce_span_s": round(float(sent[-1] - sent[0]) / 1000, 1),
+            "gold_msg_per_s_while_producing": _gold_rate(reached, float(sent[-1]) / 1000),
             "latency_ms": {**percentiles(latency), "max": round(float(np.nanmax(latency))),
                            "first_quarter": percentiles(latency[:quarter]),
                            "last_quarter": percentiles(latency[-quarter:])},

@@ -9,6 +9,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from pipelines.core.spark import (
+    LOCAL_JIT_OPTIONS,
     ROCKSDB_PROVIDER,
     SparkSetupError,
     build_spark,
@@ -29,6 +30,8 @@ def test_session_settings(core_spark: SparkSession) -> None:
     assert core_spark.sparkContext.master == "local[2]"
     assert core_spark.sparkContext.getConf().get("spark.driver.memory") == "2g"
     assert not conf.get("spark.sql.warehouse.dir").startswith(f"file:{Path.cwd()}")
+    java_options = core_spark.sparkContext.getConf().get("spark.driver.extraJavaOptions")
+    assert LOCAL_JIT_OPTIONS in java_options  # the local JVM compiles with C1 only
 
 
 def test_state_store_is_rocksdb_when_it_loads(core_spark: SparkSession) -> None:
