@@ -22,8 +22,7 @@ from silver.groupings.registry import grouping_class
 from silver.parsing import parse_raw_events
 from silver.schemas import ROUTED_ARROW
 
-__all__ = ["ROUTED_COLUMNS", "route_blocks_with_state", "route_group_with_state",
-           "route_splitter_rows", "snapshot_row"]
+__all__ = ["ROUTED_COLUMNS", "route_blocks_with_state", "route_splitter_rows", "snapshot_row"]
 
 ROUTED_COLUMNS = ["splitter", "partition", "offset", "tuple_index", "count", "event_time_ms",
                   "worker", "run_id", "key", "error", "payload", "record"]  # fmt: skip
@@ -59,31 +58,15 @@ def snapshot_row(rows: pd.DataFrame, snapshot: bytes) -> pd.DataFrame:
     }], columns=ROUTED_COLUMNS)  # fmt: skip
 
 
-def route_group_with_state(
-    key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any, source_type: str,
-    splitters: int, grouping: str, workers: int, params: dict[str, Any],
-) -> Iterator[pd.DataFrame]:  # fmt: skip
-    """``applyInPandasWithState`` adapter: parse one splitter's bronze rows, then route them.
-
-    The state row holds the grouping snapshot.
-    """
-    with gc_paused():  # parsing allocates a few objects per message
-        rows = parse_raw_events(pd.concat(list(frames), ignore_index=True), source_type, splitters)
-        previous = state.get[0] if state.exists else None
-        routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
-    state.update((snapshot,))
-    yield _for_spark(routed)
-    yield _for_spark(snapshot_row(rows, snapshot))
-
-
 def route_blocks_with_state(
     key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any, source_type: str,
     splitters: int, grouping: str, workers: int, params: dict[str, Any],
 ) -> Iterator[pd.DataFrame]:  # fmt: skip
-    """:func:`route_group_with_state` over packed blocks (``silver.blocks``), packed output.
+    """``applyInPandasWithState`` adapter: one splitter's packed bronze rows, parsed and routed.
 
-    Takes ``BRONZE_BLOCKS_DDL`` rows of one splitter and yields ``ROUTED_BLOCKS_DDL``
-    rows: the routed tuples, quarantined messages and the snapshot record.
+    Takes ``BRONZE_BLOCKS_DDL`` rows (``silver.blocks``) and yields
+    ``ROUTED_BLOCKS_DDL`` rows: the routed tuples, quarantined messages and the
+    snapshot record, packed. The state row holds the grouping snapshot.
     """
     with gc_paused():
         blocks = pd.concat(list(frames), ignore_index=True)
@@ -100,19 +83,3 @@ def route_blocks_with_state(
     splitter = int(blocks["splitter"].iloc[0])
     yield pd.DataFrame({"splitter": [splitter] * len(packed),
                         "rows": [table.num_rows] * len(packed), "block": packed})  # fmt: skip
-
-
-def _for_spark(frame: pd.DataFrame) -> pd.DataFrame:
-    # pyspark concatenates output frames with an all-null padding frame, which
-    # turns numpy integer columns into Python objects; nullable integers stay
-    # integers. Rebuilding the frame puts the text columns in one block.
-    columns = {}
-    for name in ROUTED_COLUMNS:
-        column = frame[name]
-        if column.dtype.kind in "iu":
-            columns[name] = pd.array(column.to_numpy(), dtype="Int64")
-        elif isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
-            columns[name] = column.array
-        else:
-            columns[name] = column.to_numpy(dtype=object)
-    return pd.DataFrame(columns, columns=ROUTED_COLUMNS)
