@@ -167,8 +167,10 @@ def delta_spark_available(spark: SparkSession) -> bool:
 # A local session's JVM runs the executors too. Its per-row work moved into Python
 # (Arrow files and blocks), and what remains is mostly code Spark generates anew
 # for each micro-batch: the C2 compiler spent more CPU on it (about half the JVM's
-# in a live run) than its faster code saved. The C1 compiler alone does not.
-LOCAL_JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
+# in a live run) than its faster code saved. The C1 compiler alone does not. With
+# C1 only, the JVM would also shrink its code cache from 240 MB to 48 MB, which a
+# long session's generated code fills ("Out of space in CodeCache"): keep 240 MB.
+LOCAL_JIT_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 
 def _base_conf(
