@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from bronze.landing import LANDING_FORMAT, BronzeLandingSource
 from bronze.schemas import RAW_EVENTS_ARROW, RAW_EVENTS_COLUMNS
 from pipelines.core.broker import BrokerError, topic_exists
-from pipelines.core.input_rows import INPUT_ROWS_METRIC
+from pipelines.core.input_rows import observe_input_rows
 from pipelines.core.profiling import timed
 from pipelines.core.tables.delta_rs import DataFile, DeltaRsBackend
 
@@ -60,9 +60,7 @@ def landed_raw_events(spark: SparkSession, topic: KafkaTopic, backend: DeltaRsBa
     spark.dataSource.register(BronzeLandingSource)
     reader = spark.readStream.format(LANDING_FORMAT).options(**topic.options())
     files = reader.option("path", str(table)).option("run_id", run_id).load()
-    # Spark counts the files; profiles want the messages they hold.
-    messages = F.coalesce(F.sum("rows"), F.lit(0)).cast("long").alias("rows")
-    return files.observe(INPUT_ROWS_METRIC, messages)
+    return observe_input_rows(files, "rows")  # Spark counts files; profiles want messages
 
 
 def landing_batch_writer(backend: DeltaRsBackend, table: TablePath, app_id: str) -> BatchWriter:

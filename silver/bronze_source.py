@@ -13,14 +13,15 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
+from bronze.schemas import RAW_EVENTS_ARROW
 from pipelines.core.tables.stream_source import (
     DeltaFilesPartition,
     DeltaStreamReader,
     parse_options,
     read_files,
-    table_schema,
 )
 from silver.blocks import BRONZE_BLOCKS_DDL, bronze_blocks
 from silver.schemas import BRONZE_INPUT
@@ -32,8 +33,9 @@ BLOCKS_FORMAT = "dkg_bronze_blocks"
 
 class _BlocksReader(DeltaStreamReader):
     def __init__(self, options: Mapping[str, str], bronze_columns: Sequence[str]) -> None:
-        parsed = parse_options(options, None)
-        super().__init__(parsed, table_schema(parsed.path, bronze_columns))
+        # The columns' types are bronze's contract: no table I/O in every read task.
+        arrow = pa.schema([RAW_EVENTS_ARROW.field(name) for name in bronze_columns])
+        super().__init__(parse_options(options, None), from_arrow_schema(arrow))
         self._run_id = options.get("runId")
         self._splitters = int(options["splitters"])
         self._group_keys = [int(k) for k in options["groupKeys"].split(",")]

@@ -16,10 +16,9 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
-from pipelines.core.input_rows import INPUT_ROWS_METRIC
+from pipelines.core.input_rows import observe_input_rows
 from pipelines.core.placement import spread_group_keys
 from silver.blocks import BRONZE_BLOCKS_DDL, ROUTED_BLOCKS_DDL, bronze_blocks
 from silver.bronze_source import BLOCKS_FORMAT, BronzeBlocksSource
@@ -35,7 +34,7 @@ def splitter_group_keys(
 ) -> list[int]:
     """Each splitter's grouping key: its own shuffle partition while there are enough."""
     partitions = shuffle_partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
-    return spread_group_keys(spark, splitters, partitions)
+    return spread_group_keys(splitters, partitions)
 
 
 def read_bronze_blocks(spark: SparkSession, bronze: str, run_id: str, splitters: int,
@@ -48,9 +47,7 @@ def read_bronze_blocks(spark: SparkSession, bronze: str, run_id: str, splitters:
     reader = reader.option("groupKeys", ",".join(map(str, group_keys)))
     if max_bytes_per_trigger:
         reader = reader.option("maxBytesPerTrigger", str(max_bytes_per_trigger))
-    # Spark counts the source's rows, here blocks; progress reports want messages.
-    messages = F.coalesce(F.sum("rows"), F.lit(0)).cast("long").alias("rows")
-    return reader.load().observe(INPUT_ROWS_METRIC, messages)
+    return observe_input_rows(reader.load(), "rows")  # Spark counts blocks; progress, messages
 
 
 def _pack_rows(batches: Iterator[pa.RecordBatch], splitters: int,

@@ -15,18 +15,18 @@ from collections.abc import Iterator, Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from pipelines.core.input_rows import INPUT_ROWS_METRIC
+from pipelines.core.input_rows import observe_input_rows
 from pipelines.core.tables.stream_source import (
     DeltaFilesPartition,
     DeltaStreamReader,
     parse_options,
     read_files,
-    table_schema,
 )
+from silver.schemas import ROUTED_ARROW
 from silver.windows import PARTIALS_DDL, WINDOW_INPUT, window_partials
 
 __all__ = ["PARTIALS_FORMAT", "RoutedPartialsSource", "read_window_partials"]
@@ -36,8 +36,9 @@ PARTIALS_FORMAT = "dkg_window_partials"
 
 class _PartialsReader(DeltaStreamReader):
     def __init__(self, options: Mapping[str, str]) -> None:
-        parsed = parse_options(options, None)
-        super().__init__(parsed, table_schema(parsed.path, WINDOW_INPUT))
+        # The columns' types are silver.routed's contract: no table I/O in every read task.
+        arrow = pa.schema([ROUTED_ARROW.field(name) for name in WINDOW_INPUT])
+        super().__init__(parse_options(options, None), from_arrow_schema(arrow))
         self._run_id = options.get("runId")
         self._window_ms = int(options["windowMs"])
 
@@ -78,6 +79,4 @@ def read_window_partials(spark: SparkSession, routed: str, run_id: str, window_m
     reader = reader.option("runId", run_id).option("windowMs", str(window_ms))
     if max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
-    # Spark counts partials; progress reports want the tuples they sum up.
-    tuples = F.coalesce(F.sum("tuples"), F.lit(0)).cast("long").alias("rows")
-    return reader.load().observe(INPUT_ROWS_METRIC, tuples)
+    return observe_input_rows(reader.load(), "tuples")  # Spark counts partials; progress, tuples

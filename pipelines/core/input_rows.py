@@ -7,9 +7,14 @@ into one row (silver's blocks) observes the records it carried under
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["INPUT_ROWS_METRIC", "input_rows"]
+from pyspark.sql import functions as F
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["INPUT_ROWS_METRIC", "input_rows", "observe_input_rows"]
 
 INPUT_ROWS_METRIC = "input_rows"
 
@@ -20,3 +25,9 @@ def input_rows(progress: Any) -> int:
     if observed is not None and observed["rows"] is not None:
         return int(observed["rows"])
     return int(progress.numInputRows or 0)
+
+
+def observe_input_rows(packed: DataFrame, records: str) -> DataFrame:
+    """``packed``, observing the sum of its ``records`` column as each batch's input rows."""
+    total = F.coalesce(F.sum(records), F.lit(0)).cast("long").alias("rows")
+    return packed.observe(INPUT_ROWS_METRIC, total)

@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
+import struct
 
-__all__ = ["spread_group_keys"]
+import mmh3
+
+__all__ = ["SPARK_HASH_SEED", "spark_int_hash", "spread_group_keys"]
+
+SPARK_HASH_SEED = 42
+"""The seed of Spark's ``hash`` function (Murmur3, x86 32-bit)."""
 
 
-def spread_group_keys(spark: SparkSession, groups: int, partitions: int) -> list[int]:
+def spark_int_hash(value: int) -> int:
+    """Spark's ``hash(value)`` for an INT column: Murmur3 of its 4 little-endian bytes."""
+    return mmh3.hash(struct.pack("<i", value), SPARK_HASH_SEED)
+
+
+def spread_group_keys(groups: int, partitions: int) -> list[int]:
     """One grouping key per group number, chosen so group ``g`` lands in shuffle partition
     ``g mod partitions``.
 
-    Spark places a group by the Murmur3 hash of its key, and small integers
+    Spark places a group by ``pmod(hash(key), partitions)``, and small integers
     collide: grouped by the number itself, groups 0, 1 and 3 of four share one
     of two partitions (so do 0 and 1 of two), and one core does their work while
-    the other idles. The keys come from Spark's own hash, the one its planner uses.
+    the other idles. The hash is computed here as Spark does (a test checks it
+    against Spark's own), so building a query runs no Spark job.
     """
-    candidate = F.col("id").cast("int")
-    placed = spark.range(64 * groups * partitions).select(
-        candidate.alias("key"), F.pmod(F.hash(candidate), F.lit(partitions)).alias("partition")
-    )
+    wanted = [g % partitions for g in range(groups)]
     by_partition: dict[int, list[int]] = {}
-    for row in placed.collect():
-        by_partition.setdefault(row["partition"], []).append(row["key"])
-    return [by_partition[g % partitions][g // partitions] for g in range(groups)]
+    key = 0
+    # Keys in ascending order; group g takes the (g // partitions)-th of its partition.
+    while not all(len(by_partition.get(p, ())) > g // partitions for g, p in enumerate(wanted)):
+        by_partition.setdefault(spark_int_hash(key) % partitions, []).append(key)
+        key += 1
+    return [by_partition[p][g // partitions] for g, p in enumerate(wanted)]

@@ -57,7 +57,7 @@ def keyed_by_shard(parsed: DataFrame, shards: int) -> DataFrame:
     """
     spark = parsed.sparkSession
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
-    group_keys = F.array(*map(F.lit, spread_group_keys(spark, shards, partitions)))
+    group_keys = F.array(*map(F.lit, spread_group_keys(shards, partitions)))
     tagged = parsed.withColumn("shard", F.explode(shard_column(shards)))
     return tagged.withColumn("shard_group", group_keys[F.col("shard")])
 

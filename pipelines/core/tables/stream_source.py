@@ -64,8 +64,15 @@ from pipelines.core.tables.delta_log import (
     snapshot_files,
 )
 
-__all__ = ["SOURCE_NAME", "DeltaFilesPartition", "DeltaSource", "DeltaStreamError", "DeltaStreamReader",
-           "parse_options", "read_files", "table_schema"]
+__all__ = [
+    "SOURCE_NAME",
+    "DeltaFilesPartition",
+    "DeltaSource",
+    "DeltaStreamError",
+    "DeltaStreamReader",
+    "parse_options",
+    "read_files",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -284,7 +291,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._commits[version]
 
 
-def table_schema(path: str, columns: Sequence[str] | None = None) -> StructType:
+def _table_schema(path: str, columns: Sequence[str] | None = None) -> StructType:
     """A table's current schema, or only ``columns`` of it (Delta timestamps as TIMESTAMP)."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
@@ -292,7 +299,9 @@ def table_schema(path: str, columns: Sequence[str] | None = None) -> StructType:
     try:
         arrow = pa.schema(DeltaTable(path).schema().to_arrow())
     except TableNotFoundError:
-        raise DeltaLogError(f"no Delta table at {path}; create it first or pass .schema(...)") from None
+        raise DeltaLogError(
+            f"no Delta table at {path}; create it first or pass .schema(...)"
+        ) from None
     if columns:
         missing = [name for name in columns if name not in arrow.names]
         if missing:
@@ -323,7 +332,7 @@ class DeltaSource(DataSource):
         """The table's current schema (Delta timestamps map to Spark TIMESTAMP)."""
         wanted = self.options.get("columns")
         names = [name.strip() for name in wanted.split(",") if name.strip()] if wanted else None
-        return table_schema(self._options().path, names)
+        return _table_schema(self._options().path, names)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A snapshot reader."""

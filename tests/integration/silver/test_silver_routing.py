@@ -102,8 +102,18 @@ def test_splitters_spread_over_the_shuffle_partitions(spark, splitters):
     from pyspark.sql import functions as F
 
     partitions = 2
-    keys = spread_group_keys(spark, splitters, partitions)
+    keys = spread_group_keys(splitters, partitions)
     frame = spark.createDataFrame([(k,) for k in keys], "k int")
     placed = [r[0] for r in frame.select(F.pmod(F.hash("k"), F.lit(partitions))).collect()]
     assert placed == [s % partitions for s in range(splitters)]
     assert len(set(keys)) == splitters
+
+
+def test_spark_int_hash_is_sparks_own(spark):
+    from pyspark.sql import functions as F
+
+    from pipelines.core.placement import spark_int_hash
+
+    values = spark.range(-1000, 5000).select(F.col("id").cast("int").alias("v"))
+    hashed = values.select("v", F.hash("v").alias("h")).collect()
+    assert [spark_int_hash(r["v"]) for r in hashed] == [r["h"] for r in hashed]
