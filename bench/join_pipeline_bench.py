@@ -25,10 +25,10 @@ from typing import Any
 from bench.console import configure_logging
 from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.join_data import JoinDataSpec, generate
-from pipelines.core.broker import LocalBroker
-from pipelines.core.paths import Warehouse
-from pipelines.core.spark import build_spark
-from pipelines.core.tables import DeltaRsBackend
+from core.kafka.broker import LocalBroker
+from core.spark.session import build_spark
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from pipelines.join_job import JoinRequest, ensure_phase, ground_truth_check, run_join
 from silver.join.engine import JoinParams
 

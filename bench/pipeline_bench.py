@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import multiprocessing
 import os
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -31,17 +31,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.console import configure_logging
+from bench.driver_io import counting_driver_bytes
 from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
+from core.kafka.broker import LocalBroker, end_offsets, topic_exists
+from core.kafka.source import RECEIVE_MAX_BYTES, KafkaTopic
+from core.profiling import phase_totals
+from core.spark.session import build_spark
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
-from pipelines.core.broker import LocalBroker, end_offsets, topic_exists
-from pipelines.core.kafka_source import RECEIVE_MAX_BYTES, KafkaTopic
-from pipelines.core.paths import Warehouse
-from pipelines.core.profiling import phase_totals
-from pipelines.core.spark import build_spark
-from pipelines.core.tables import DeltaRsBackend
 from pipelines.jobs import RunSpec, StageTimes, run_finite
 
 logger = logging.getLogger("bench.pipeline")
@@ -89,9 +90,10 @@ def drain(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
     cpu = _CpuMeter()
     processes = ProcessSampler(named={broker_pid: "broker"})
     processes.start()
-    times = run_finite(spark, kafka, _spec("bench-drain", args.workers, args.partitions,
-                                                args.grouping), warehouse, DeltaRsBackend(),
-                       after_stage=cpu.mark)  # fmt: skip
+    with counting_driver_bytes() as received:
+        times = run_finite(spark, kafka, _spec("bench-drain", args.workers, args.partitions,
+                                               args.grouping), warehouse, DeltaRsBackend(),
+                           after_stage=cpu.mark)  # fmt: skip
     seconds = time.monotonic() - started
     processes.stop()
     rate = args.messages / seconds
@@ -99,6 +101,7 @@ def drain(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
             "baseline_consume_msg_per_s": round(baseline), "vs_baseline": round(rate / baseline, 3),
             "producer_msg_per_s": round(produce_rate), "broker_settle_s": round(settled, 1),
             "machine_cpu_s": cpu.seconds, "cpu_s": processes.cpu_by_kind(),
+            "read_mb": processes.read_mb_by_kind(), "driver_received_mb": received.megabytes(),
             **_profile(times)}  # fmt: skip
 
 
@@ -187,45 +190,53 @@ def _windows_tuples(warehouse: Warehouse, run_id: str) -> int:
     return int(pc.sum(table.filter(pc.equal(table["run_id"], run_id))["tuples"]).as_py() or 0)
 
 
-class _Rendered:
-    """A dataset's messages rendered up front, so the producer thread only sends.
+def _produce_live(bootstrap: str, topic: str, partitions: int, messages: int, start_ms: int,
+                  speed: float, ready: Any, go: Any) -> None:
+    """The live producer, in a process of its own: renders every message, then sends on ``go``.
 
-    The messages come from outside in a real deployment; rendering them during
-    the measurement would take CPU from the pipeline on this machine.
+    The messages come from outside in a real deployment; rendering or sending them
+    in the driver would count their CPU as the pipeline's.
     """
+    spec = DatasetSpec(name="ZIPF", messages=messages, start_ms=start_ms)
+    batches = list(make_dataset(spec).messages(batch_size=10_000))
 
-    def __init__(self, dataset: Any, batch_size: int) -> None:
-        self.batch_size = batch_size
-        self._batches = list(dataset.messages(batch_size=batch_size))
+    class _Rendered:
+        def messages(self, batch_size: int) -> Any:
+            return iter(batches)
 
-    def messages(self, batch_size: int) -> Any:
-        if batch_size != self.batch_size:
-            raise ValueError(f"rendered in batches of {self.batch_size}, not {batch_size}")
-        return iter(self._batches)
+    ready.set()
+    go.wait()
+    produce(_Rendered(), bootstrap, topic, partitions, speed, None, 10_000, True)  # type: ignore[arg-type]
 
 
 def live(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
          args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
     """Produce at a fixed rate while every stage runs continuously; latency per message."""
     topic, run_id = "bench-live", "bench-live"
-    spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
-    speed = args.rate / spec.rate  # event time runs this much faster than the wall clock
-    rendered = _Rendered(make_dataset(spec), 10_000)
-    producer = threading.Thread(target=produce, daemon=True, args=(
-        rendered, bootstrap, topic, args.partitions, speed, None, 10_000, True))  # fmt: skip
-    started = time.time()
+    start_ms = time.time_ns() // 1_000_000
+    speed = args.rate / DatasetSpec(name="ZIPF", messages=1).rate  # event time vs the wall clock
+    spawn = multiprocessing.get_context("spawn")
+    ready, go = spawn.Event(), spawn.Event()
+    producer = spawn.Process(target=_produce_live, daemon=True, args=(
+        bootstrap, topic, args.partitions, args.messages, start_ms, speed, ready, go))  # fmt: skip
     producer.start()
+    ready.wait()
+    started = time.time()
+    go.set()
     while not topic_exists(bootstrap, topic):
         time.sleep(0.1)
     refreshes: list[GoldRefresh] = []
-    processes = ProcessSampler(named={broker_pid: "broker"})
+    processes = ProcessSampler(named={broker_pid: "broker", producer.pid: "producer"})
     processes.start()
-    times = run_continuous(
-        spark, KafkaTopic(bootstrap, topic, "earliest", args.max_offsets), _spec(run_id, args.workers, args.partitions, args.grouping), warehouse,
-        DeltaRsBackend(), lambda: _windows_tuples(warehouse, run_id) >= args.messages,
-        trigger_s=args.trigger, gold_every_s=args.gold_every, on_refresh=refreshes.append,
-    )  # fmt: skip
+    with counting_driver_bytes() as received:
+        times = run_continuous(
+            spark, KafkaTopic(bootstrap, topic, "earliest", args.max_offsets),
+            _spec(run_id, args.workers, args.partitions, args.grouping), warehouse,
+            DeltaRsBackend(), lambda: _windows_tuples(warehouse, run_id) >= args.messages,
+            trigger_s=args.trigger, gold_every_s=args.gold_every, on_refresh=refreshes.append,
+        )  # fmt: skip
     processes.stop()
+    producer.join()
     seconds = refreshes[-1].finished_at - started
     reached = _reached_gold(warehouse, run_id, refreshes)
     sent, latency = _latencies(warehouse, run_id, reached)
@@ -236,7 +247,8 @@ def live(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
 
     return {"messages": args.messages, "target_rate": args.rate, "gold_refreshes": len(refreshes),
             "seconds": round(seconds, 1), "sustained_msg_per_s": round(args.messages / seconds),
-            "cpu_s": processes.cpu_by_kind(),
+            "cpu_s": processes.cpu_by_kind(), "read_mb": processes.read_mb_by_kind(),
+            "driver_received_mb": received.megabytes(),
             # The foreachBatch functions' phases, all queries together (they run side by side).
             "driver_phases_s": {k: round(v, 1) for k, v in phase_totals().items()},
             "produce_span_s": round(float(sent[-1] - sent[0]) / 1000, 1),

@@ -18,6 +18,7 @@ __all__ = [
     "cpu_seconds",
     "descendants",
     "process_kind",
+    "read_bytes",
     "rss_mb",
     "wait_until_idle",
 ]
@@ -31,6 +32,15 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def read_bytes(pid: int) -> int:
+    """Bytes ``pid`` has read so far through read calls: files, pipes and sockets alike."""
+    with open(f"/proc/{pid}/io") as io:
+        for line in io:
+            if line.startswith("rchar:"):
+                return int(line.split()[1])
+    return 0
 
 
 def rss_mb(pid: int) -> float:
@@ -103,6 +113,8 @@ class ProcessSampler(threading.Thread):
         self.samples: list[dict[str, float]] = []
         self.cpu_first: dict[int, tuple[str, float]] = {}
         self.cpu_last: dict[int, float] = {}
+        self.read_first: dict[int, int] = {}
+        self.read_last: dict[int, int] = {}
         self._done = threading.Event()
 
     def _sample(self) -> None:
@@ -113,7 +125,7 @@ class ProcessSampler(threading.Thread):
             if pid in self.exclude or kind not in sample:
                 continue
             try:
-                cpu = cpu_seconds(pid)
+                cpu, received = cpu_seconds(pid), read_bytes(pid)
             except OSError:
                 continue
             sample[kind] += rss_mb(pid)
@@ -121,6 +133,8 @@ class ProcessSampler(threading.Thread):
             # A process seen first mid-run started mid-run: all its CPU time counts.
             self.cpu_first.setdefault(pid, (kind, cpu if not self.samples else 0.0))
             self.cpu_last[pid] = cpu
+            self.read_first.setdefault(pid, received if not self.samples else 0)
+            self.read_last[pid] = received
         self.samples.append(sample)
 
     def run(self) -> None:
@@ -138,6 +152,13 @@ class ProcessSampler(threading.Thread):
         for pid, (kind, first) in self.cpu_first.items():
             used[kind] += self.cpu_last[pid] - first
         return {kind: round(value, 1) for kind, value in used.items()}
+
+    def read_mb_by_kind(self) -> dict[str, float]:
+        """MB each process kind read while sampled (files, pipes and sockets)."""
+        read = dict.fromkeys(self.kinds, 0.0)
+        for pid, (kind, _) in self.cpu_first.items():
+            read[kind] += (self.read_last[pid] - self.read_first[pid]) / 1e6
+        return {kind: round(value, 1) for kind, value in read.items()}
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Per process kind and in total: the largest RSS (MB) in the first and last quarter."""

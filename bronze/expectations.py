@@ -5,8 +5,8 @@ from __future__ import annotations
 from great_expectations import ExpectationSuite
 from great_expectations import expectations as gxe
 
-from pipelines.core.config import QualityConfig
-from pipelines.core.quality import Check, TableRef, new_suite
+from core.config import QualityConfig
+from core.quality import Check, TableRef, new_suite
 
 __all__ = ["RAW_EVENTS_CHECKED", "checks", "raw_events_suite"]
 

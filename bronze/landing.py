@@ -34,9 +34,9 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.types import StructType
 
 from bronze.schemas import RAW_EVENTS_ARROW
-from pipelines.core.broker import BrokerError
-from pipelines.core.kafka_source import KafkaRange, KafkaStreamReader, read_range
-from pipelines.core.tables.delta_rs import DataFile
+from core.kafka.broker import BrokerError
+from core.kafka.source import KafkaRange, KafkaStreamReader, read_range
+from core.tables.delta_rs import DataFile
 
 __all__ = ["LANDED_FILES_SCHEMA", "LANDING_FORMAT", "BronzeLandingSource", "land_range"]
 

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 
 from bronze.datasets.base import Dataset
-from pipelines.core.broker import BrokerError, check_reachable, ensure_topic
-from pipelines.core.kafka_producer import DeliveryErrors, open_producer, send
+from core.kafka.broker import BrokerError, check_reachable, ensure_topic
+from core.kafka.producer import DeliveryErrors, open_producer, send
 
 __all__ = ["produce"]
 

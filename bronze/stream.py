@@ -16,15 +16,15 @@ from pyspark.sql import functions as F
 
 from bronze.landing import LANDING_FORMAT, BronzeLandingSource
 from bronze.schemas import RAW_EVENTS_ARROW, RAW_EVENTS_COLUMNS
-from pipelines.core.broker import BrokerError, topic_exists
-from pipelines.core.input_rows import observe_input_rows
-from pipelines.core.profiling import timed
-from pipelines.core.tables.delta_rs import DataFile, DeltaRsBackend
+from core.kafka.broker import BrokerError, topic_exists
+from core.profiling import timed
+from core.spark.input_rows import observe_input_rows
+from core.tables.delta_rs import DataFile, DeltaRsBackend
 
 if TYPE_CHECKING:
-    from pipelines.core.kafka_source import KafkaTopic
-    from pipelines.core.tables.base import TableBackend, TablePath
-    from pipelines.core.tables.sink import BatchWriter
+    from core.kafka.source import KafkaTopic
+    from core.tables.base import TableBackend, TablePath
+    from core.tables.sink import BatchWriter
 
 __all__ = ["can_land", "landed_raw_events", "landing_batch_writer", "raw_events"]
 

@@ -20,8 +20,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables.base import TableBackend
+from core.tables.base import TableBackend
+from core.warehouse import Warehouse
 
 __all__ = ["STATS_COLUMNS", "dedup_joined", "join_window_stats", "refresh_join_gold"]
 

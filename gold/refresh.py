@@ -17,12 +17,12 @@ from typing import Any
 import pandas as pd
 import pyarrow.compute as pc
 
+from core.tables.base import TableBackend
+from core.warehouse import Warehouse
 from gold.hot_keys import hot_keys_from_snapshots
 from gold.metrics import RunMetricsAccumulator
 from gold.routed_feed import RoutedMetricsFeed
 from gold.transforms import key_counts, metrics_frame, worker_load
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables.base import TableBackend
 
 __all__ = ["GoldSettings", "refresh_gold", "routed_feed"]
 

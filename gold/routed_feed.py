@@ -19,15 +19,15 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gold.metrics import RunMetricsAccumulator
-from gold.transforms import add_routed
-from pipelines.core.tables.delta_log import (
+from core.tables.delta_log import (
     AddedFile,
     DeltaLogError,
     latest_version,
     read_commit,
     snapshot_files,
 )
+from gold.metrics import RunMetricsAccumulator
+from gold.transforms import add_routed
 
 __all__ = ["FEED_COLUMNS", "RoutedMetricsFeed"]
 

@@ -2,7 +2,7 @@
 
 The suites live in ``bronze/``, ``silver/`` and ``gold/`` ``expectations.py``;
 this module picks them per layer and runs them through
-:mod:`pipelines.core.quality`. A gate validates one layer of one run after the
+:mod:`core.quality`. A gate validates one layer of one run after the
 job wrote it and raises :class:`DataQualityError` naming what broke.
 """
 
@@ -12,16 +12,16 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
-from pipelines.core.config import QualityConfig
-from pipelines.core.paths import LAYERS, Warehouse
-from pipelines.core.quality import (
+from core.config import QualityConfig
+from core.quality import (
     Check,
     DataQualityError,
     SuiteOutcome,
     TableReader,
     run_checks,
 )
-from pipelines.core.tables.base import TableBackend
+from core.tables.base import TableBackend
+from core.warehouse import LAYERS, Warehouse
 
 __all__ = ["check_run", "layer_checks", "quality_gate"]
 

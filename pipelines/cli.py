@@ -10,8 +10,8 @@ from typing import NoReturn
 
 from pydantic import ValidationError
 
-from pipelines.core.config import ConfigError
-from pipelines.core.logs import configure_logging
+from core.config import ConfigError
+from core.logs import configure_logging
 
 __all__ = ["CommandLineError", "build_parser", "main"]
 
@@ -75,10 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _user_errors() -> tuple[type[BaseException], ...]:
     from bronze.datasets.csv_input import CsvInputError
     from bronze.datasets.registry import UnknownDatasetError
+    from core.kafka.broker import BrokerError
+    from core.quality import DataQualityError
+    from core.warehouse import WarehouseError
     from pipelines.commands.common import UsageError
-    from pipelines.core.broker import BrokerError
-    from pipelines.core.paths import WarehouseError
-    from pipelines.core.quality import DataQualityError
     from silver.groupings.registry import GroupingConfigError
     from silver.parsers.registry import UnknownSourceError
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from core.tables.base import TableBackend
+from core.warehouse import Warehouse
 from gold.refresh import refresh_gold, routed_feed
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables.base import TableBackend
 from pipelines.jobs import (
     STAGES,
     RunSpec,

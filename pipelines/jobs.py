@@ -20,15 +20,15 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from bronze.stream import can_land, landed_raw_events, landing_batch_writer, raw_events
+from core.kafka.source import KafkaTopic
+from core.profiling import phase_totals
+from core.spark.input_rows import input_rows
+from core.spark.session import delta_spark_available
+from core.tables import read_delta_stream
+from core.tables.base import TableBackend
+from core.tables.sink import foreach_batch_writer
+from core.warehouse import Warehouse
 from gold.refresh import GoldSettings, refresh_gold
-from pipelines.core.input_rows import input_rows
-from pipelines.core.kafka_source import KafkaTopic
-from pipelines.core.paths import Warehouse
-from pipelines.core.profiling import phase_totals
-from pipelines.core.spark import delta_spark_available
-from pipelines.core.tables import read_delta_stream
-from pipelines.core.tables.base import TableBackend
-from pipelines.core.tables.sink import foreach_batch_writer
 from silver.sink import silver_batch_writer
 from silver.stream import (
     BRONZE_INPUT,

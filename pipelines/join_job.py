@@ -22,12 +22,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from bronze.join_data import JoinData, JoinDataSpec, generate, produce_phase
+from core.config import JoinConfig
+from core.kafka.broker import BrokerError, end_offsets, topic_exists
+from core.kafka.source import read_kafka_stream
+from core.tables.base import TableBackend
+from core.warehouse import Warehouse
 from gold.join_stats import refresh_join_gold
-from pipelines.core.broker import BrokerError, end_offsets, topic_exists
-from pipelines.core.config import JoinConfig
-from pipelines.core.kafka_source import read_kafka_stream
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables.base import TableBackend
 from silver.join.engine import JoinParams
 from silver.join.sink import join_batch_writer
 from silver.join.stream import join_stream

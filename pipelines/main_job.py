@@ -22,13 +22,13 @@ import pyarrow.compute as pc
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
+from core.config import QualityConfig
+from core.kafka.broker import BrokerError, end_offsets, topic_exists
+from core.kafka.source import KafkaTopic
+from core.quality import DataQualityError
+from core.tables.base import TableBackend
+from core.warehouse import Warehouse
 from pipelines.checks import quality_gate
-from pipelines.core.broker import BrokerError, end_offsets, topic_exists
-from pipelines.core.config import QualityConfig
-from pipelines.core.kafka_source import KafkaTopic
-from pipelines.core.paths import Warehouse
-from pipelines.core.quality import DataQualityError
-from pipelines.core.tables.base import TableBackend
 from pipelines.jobs import RunSpec, run_finite
 
 __all__ = ["JobRequest", "ensure_topic_has", "run_groupings", "run_id_for"]

@@ -24,7 +24,7 @@ from pyspark.sql.streaming.listener import (
     StreamingQueryListener,
 )
 
-from pipelines.core.input_rows import input_rows
+from core.spark.input_rows import input_rows
 from pipelines.progress import ProgressReporter, offset_total
 
 __all__ = ["StreamProgressListener"]

@@ -54,10 +54,10 @@ def _produce_parser() -> argparse.ArgumentParser:
 
 def _produce(args: argparse.Namespace) -> int:
     from bronze.datasets.registry import make_dataset
+    from core.kafka.broker import LocalBroker
+    from core.warehouse import Warehouse
     from pipelines.commands.common import UsageError, config_from_args
     from pipelines.commands.simulate import dataset_spec
-    from pipelines.core.broker import LocalBroker
-    from pipelines.core.paths import Warehouse
     from pipelines.main_job import JobRequest, ensure_topic_has
 
     if args.partitions < 1:
@@ -81,8 +81,8 @@ def produce_main(argv: Sequence[str] | None = None) -> int:
     """``dkg-produce``: fill a topic with a dataset unless it already holds it."""
     import logging
 
+    from core.logs import configure_logging
     from pipelines.cli import _describe, _user_errors
-    from pipelines.core.logs import configure_logging
 
     args = _produce_parser().parse_args(_argv(argv))
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)

@@ -26,8 +26,8 @@ _prefer_compiled_pyspark()
 import numpy as np  # noqa: E402 - after the path fix above
 from pyspark import daemon  # noqa: E402
 
-import pipelines.core.kafka_source  # noqa: E402 - loaded here for the forked workers
-import pipelines.core.tables.stream_source  # noqa: E402, F401
+import core.kafka.source  # noqa: E402 - loaded here for the forked workers
+import core.tables.stream_source  # noqa: E402, F401
 import silver.routing  # noqa: E402, F401
 from silver.groupings.registry import GROUPING_NAMES, grouping_class  # noqa: E402
 

@@ -17,7 +17,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from bronze.schemas import RAW_EVENTS_ARROW
-from pipelines.core.tables.stream_source import (
+from core.tables.stream_source import (
     DeltaFilesPartition,
     DeltaStreamReader,
     parse_options,

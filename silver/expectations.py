@@ -12,8 +12,8 @@ import pandas as pd
 from great_expectations import ExpectationSuite
 from great_expectations import expectations as gxe
 
-from pipelines.core.config import QualityConfig
-from pipelines.core.quality import Check, TableRef, new_suite
+from core.config import QualityConfig
+from core.quality import Check, TableRef, new_suite
 
 __all__ = [
     "accounting_frame",

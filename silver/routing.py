@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from pipelines.core.gc_pause import gc_paused
+from core.gc_pause import gc_paused
 from silver.blocks import pack_table, unpack
 from silver.groupings.registry import grouping_class
 from silver.parsing import parse_raw_events

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
-from pipelines.core.profiling import timed
-from pipelines.core.tables.base import TableBackend, TablePath, to_arrow
-from pipelines.core.tables.sink import written_everywhere
+from core.profiling import timed
+from core.tables.base import TableBackend, TablePath, to_arrow
+from core.tables.sink import written_everywhere
 from silver.blocks import routed_rows
 
 if TYPE_CHECKING:

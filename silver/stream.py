@@ -18,8 +18,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.state import GroupStateTimeout
 
-from pipelines.core.input_rows import observe_input_rows
-from pipelines.core.placement import spread_group_keys
+from core.spark.input_rows import observe_input_rows
+from core.spark.placement import spread_group_keys
 from silver.blocks import BRONZE_BLOCKS_DDL, ROUTED_BLOCKS_DDL, bronze_blocks
 from silver.bronze_source import BLOCKS_FORMAT, BronzeBlocksSource
 from silver.routing import route_blocks_with_state

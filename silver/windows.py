@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import functions as F
 
-from pipelines.core.profiling import timed
-from pipelines.core.tables.base import TableBackend, TablePath
+from core.profiling import timed
+from core.tables.base import TableBackend, TablePath
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

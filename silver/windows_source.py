@@ -19,8 +19,8 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from pipelines.core.input_rows import observe_input_rows
-from pipelines.core.tables.stream_source import (
+from core.spark.input_rows import observe_input_rows
+from core.tables.stream_source import (
     DeltaFilesPartition,
     DeltaStreamReader,
     parse_options,

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from pipelines.core.broker import BrokerError, check_reachable, ensure_topic
-from pipelines.core.kafka_producer import DeliveryErrors, open_producer, send
+from core.kafka.broker import BrokerError, check_reachable, ensure_topic
+from core.kafka.producer import DeliveryErrors, open_producer, send
 
 __all__ = ["encode_value", "produce_phase"]
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from gold.report.data import ReportError, build_report_data
 from gold.report.figures import render_figures
 from gold.report.html import render_html
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
 
 __all__ = ["build_report", "read_gold"]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
+from core.config import load_config
 from pipelines.commands.common import format_table, positive_int
-from pipelines.core.config import load_config
 from pipelines.simulate import SimulationSettings, parse_grouping_choices, simulate
 
 __all__ = ["WORKLOADS", "add_parser", "run"]

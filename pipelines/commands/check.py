@@ -49,10 +49,10 @@ def _runs(reader: Any, warehouse: Path, run_id: str | None) -> list[tuple[str, i
 
 def run(args: argparse.Namespace) -> int:
     """Validate the chosen runs and layers; print the summary; 0 if all passed, else 1."""
+    from core.quality import TableReader, format_summary
+    from core.tables import DeltaRsBackend
+    from core.warehouse import LAYERS, Warehouse
     from pipelines.checks import check_run
-    from pipelines.core.paths import LAYERS, Warehouse
-    from pipelines.core.quality import TableReader, format_summary
-    from pipelines.core.tables import DeltaRsBackend
 
     if not args.warehouse.is_dir():
         raise UsageError(f"no warehouse at {args.warehouse} (run `dkg run` first, or --warehouse)")

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pipelines.core.config import AppConfig, load_config
+from core.config import AppConfig, load_config
 
 __all__ = [
     "UsageError",
@@ -123,7 +123,7 @@ def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
 
 def config_from_args(args: argparse.Namespace) -> AppConfig:
     """The config files named on the command line, with ``--set`` applied."""
-    from pipelines.core.config import default_conf_dir
+    from core.config import default_conf_dir
 
     config = load_config(default_conf_dir() / "base.yaml", *args.config)
     overrides = parse_settings(args.settings)

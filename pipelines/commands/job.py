@@ -76,7 +76,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from pipelines.core.config import default_conf_dir
+    from core.config import default_conf_dir
     from pipelines.job_specs import JobSpecError, load_job_spec
 
     folder = args.folder or default_conf_dir() / "jobs"
@@ -117,7 +117,7 @@ def _print_result(result: Any, show_output: bool = False) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipelines.core.paths import Warehouse
+    from core.warehouse import Warehouse
     from pipelines.job_specs import load_job_spec, run_job
 
     spec = load_job_spec(args.spec, args.job)

@@ -74,10 +74,10 @@ def _request(args: argparse.Namespace, bootstrap: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Run the join and print its cumulative statistics."""
-    from pipelines.core.broker import LocalBroker
-    from pipelines.core.paths import Warehouse
-    from pipelines.core.spark import build_spark
-    from pipelines.core.tables import DeltaRsBackend
+    from core.kafka.broker import LocalBroker
+    from core.spark.session import build_spark
+    from core.tables import DeltaRsBackend
+    from core.warehouse import Warehouse
     from pipelines.join_job import ground_truth_check, run_join
     from pipelines.progress import ProgressReporter
 

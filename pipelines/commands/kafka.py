@@ -28,7 +28,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out the action and say what happened."""
-    from pipelines.core.broker import LocalBroker
+    from core.kafka.broker import LocalBroker
 
     broker = LocalBroker(args.run_dir, args.port)
     if args.action == "up":

@@ -35,8 +35,8 @@ def add_parser(subparsers: Any) -> None:
 
 def local_or_given_bootstrap(given: str | None) -> str:
     """``--bootstrap-servers``, or the running local broker's address."""
+    from core.kafka.broker import LocalBroker
     from pipelines.commands.common import UsageError
-    from pipelines.core.broker import LocalBroker
 
     if given:
         return given

@@ -69,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
 def _with_progress(spark: Any, request: Any, job: Callable[[], list[dict[str, Any]]]
                    ) -> list[dict[str, Any]]:  # fmt: skip
     """Run ``job`` with one listener reporting every streaming query's progress."""
-    from pipelines.core.broker import end_offsets
+    from core.kafka.broker import end_offsets
     from pipelines.stream_progress import StreamProgressListener
 
     listener = StreamProgressListener(
@@ -94,10 +94,10 @@ def _check_source(name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the main job and print one metrics row per grouping."""
-    from pipelines.core.broker import LocalBroker, check_reachable
-    from pipelines.core.paths import Warehouse
-    from pipelines.core.spark import build_spark
-    from pipelines.core.tables import DeltaRsBackend
+    from core.kafka.broker import LocalBroker, check_reachable
+    from core.spark.session import build_spark
+    from core.tables import DeltaRsBackend
+    from core.warehouse import Warehouse
     from pipelines.main_job import JobRequest, ensure_topic_has, run_groupings
     from pipelines.progress import ProgressReporter
     from silver.groupings.registry import make_grouping

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bronze.datasets.base import DatasetSpec, TupleBatch
+from core.config import AppConfig
 from pipelines.commands.common import (
     UsageError,
     add_config_options,
@@ -17,7 +18,6 @@ from pipelines.commands.common import (
     positive_float,
     positive_int,
 )
-from pipelines.core.config import AppConfig
 from pipelines.simulate import (
     SimulationResult,
     SimulationSettings,

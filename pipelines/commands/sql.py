@@ -52,10 +52,10 @@ def run(args: argparse.Namespace) -> int:
     """Register the tables and views, run the query, print the rows."""
     from pyspark.errors import PySparkException
 
+    from core.spark.session import build_spark
+    from core.tables import register_tables
+    from core.warehouse import Warehouse
     from gold.views import register_views
-    from pipelines.core.paths import Warehouse
-    from pipelines.core.spark import build_spark
-    from pipelines.core.tables import register_tables
 
     query = _query(args)
     if not args.warehouse.is_dir():

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipelines.core.config import ConfigError
+from core.config import ConfigError
 from pipelines.job_specs.entry_points import ENTRY_POINT_PATTERN, resolve_entry_point
 
 __all__ = ["JobSpec", "JobSpecError", "TaskSpec", "load_job_spec"]

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.core.tables.base import TableBackend, TablePath, to_arrow
-from pipelines.core.tables.sink import written_everywhere
+from core.tables.base import TableBackend, TablePath, to_arrow
+from core.tables.sink import written_everywhere
 from silver.join.schemas import JOINED_COLUMNS, REJECT_COLUMNS, STATE_COLUMNS
 
 if TYPE_CHECKING:

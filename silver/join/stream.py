@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
-from pipelines.core.placement import spread_group_keys
+from core.spark.placement import spread_group_keys
 from silver.join.engine import JoinParams
 from silver.join.operator import join_group_with_state
 from silver.join.schemas import JOIN_STATE_DDL, OPERATOR_DDL, VALUE_DDL

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from pipelines.core.spark import build_spark
+from core.spark.session import build_spark
 
 
 @pytest.fixture(scope="session")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from core.tables import DeltaRsBackend, register_tables
+from core.warehouse import Warehouse
 from gold.views import register_views, view_definitions
 from pipelines.cli import main
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend, register_tables
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -165,7 +165,7 @@ def test_quarantine_reasons_count_the_malformed_messages(job, queries):
 
 
 def test_an_empty_table_reads_as_no_rows(spark, tmp_path):
-    from pipelines.core.tables import read_delta
+    from core.tables import read_delta
 
     schema = pa.schema([("run_id", pa.string()), ("error", pa.string())])
     DeltaRsBackend().append(str(tmp_path / "empty"), schema.empty_table(), "empty", 0)

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from bronze.datasets.base import DatasetSpec
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend, read_delta_stream
+from core.tables import DeltaRsBackend, read_delta_stream
+from core.warehouse import Warehouse
 from pipelines.jobs import RunSpec, run_finite
 from tests.integration.topic_tables import write_topic_table
 

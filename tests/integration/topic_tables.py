@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
-from pipelines.core.tables import DeltaRsBackend
+from core.tables import DeltaRsBackend
 
 __all__ = ["write_topic_table"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from pipelines.core.tables import DeltaRsBackend
+from core.tables import DeltaRsBackend
 
 __all__ = ["wait_for_version"]
 

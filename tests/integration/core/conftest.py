@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,8 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import SparkSession
 
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend, read_delta, register_tables
+from core.tables import DeltaRsBackend, read_delta, register_tables
+from core.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 

@@ -7,15 +7,15 @@ import datetime as dt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
-from pipelines.core.tables.delta_log import (
+from core.tables import DeltaRsBackend
+from core.tables.delta_log import (
     AddedFile,
     latest_version,
     pack_files,
     read_commit,
     snapshot_files,
 )
+from core.warehouse import Warehouse
 
 
 def test_each_commit_lists_only_its_own_files(

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend, TableBackend
+from core.tables import DeltaRsBackend, TableBackend
+from core.warehouse import Warehouse
 
 Events = Callable[[int, int], pa.Table]
 
@@ -134,7 +134,7 @@ def test_added_files_become_visible_only_with_their_commit(
 ) -> None:
     import pyarrow.parquet as pq
 
-    from pipelines.core.tables.delta_rs import DataFile
+    from core.tables.delta_rs import DataFile
 
     path = warehouse.table_path("bronze", "landed")
     backend.create_if_missing(path, events(0, 1).schema)
@@ -159,8 +159,8 @@ def test_added_files_become_visible_only_with_their_commit(
 def test_adding_files_to_a_missing_table_is_an_error(
     backend: DeltaRsBackend, warehouse: Warehouse
 ) -> None:
-    from pipelines.core.tables import TableError
-    from pipelines.core.tables.delta_rs import DataFile
+    from core.tables import TableError
+    from core.tables.delta_rs import DataFile
 
     with pytest.raises(TableError, match="no Delta table"):
         backend.add_files(warehouse.table_path("bronze", "nowhere"), [DataFile("a", 1, 1)], "x", 0)

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
-from pipelines.core.paths import Warehouse
-from pipelines.core.spark import delta_spark_available
-from pipelines.core.tables import DeltaRsBackend, DeltaSparkBackend, TableBackend
+from core.spark.session import delta_spark_available
+from core.tables import DeltaRsBackend, DeltaSparkBackend, TableBackend
+from core.warehouse import Warehouse
 
 pytestmark = pytest.mark.spark
 

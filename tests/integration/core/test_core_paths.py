@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipelines.core.paths import Warehouse, WarehouseError
-from pipelines.core.tables import DeltaRsBackend
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse, WarehouseError
 
 
 def test_layout_follows_design(tmp_path: Path) -> None:

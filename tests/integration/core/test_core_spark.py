@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from pipelines.core.spark import (
+from core.spark.session import (
     LOCAL_JIT_OPTIONS,
     ROCKSDB_PROVIDER,
     SparkSetupError,

@@ -12,8 +12,8 @@ from deltalake import DeltaTable
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend, foreach_batch_writer, read_delta_stream
+from core.tables import DeltaRsBackend, foreach_batch_writer, read_delta_stream
+from core.warehouse import Warehouse
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipelines.core.broker import LocalBroker
+from core.kafka.broker import LocalBroker
 
 
 @pytest.fixture(scope="module")

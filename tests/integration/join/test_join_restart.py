@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.core.config import load_config
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
+from core.config import load_config
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from pipelines.join_job import JoinRequest, data_spec, ground_truth_check, join_run_id
 from silver.join import JoinParams
 from tests.integration.waiting import wait_for_version

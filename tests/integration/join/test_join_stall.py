@@ -19,10 +19,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from bronze.join_data import JoinDataSpec, generate, produce_phase
-from pipelines.core.broker import ensure_topic
-from pipelines.core.kafka_source import read_kafka_stream
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
+from core.kafka.broker import ensure_topic
+from core.kafka.source import read_kafka_stream
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from pipelines.join_job import JoinRequest, ground_truth_check, run_join
 from silver.join import JoinParams
 from silver.join.schemas import VALUE_DDL

@@ -15,10 +15,10 @@ from collections import Counter
 import pytest
 
 from bronze.datasets.base import DEFAULT_START_MS
-from pipelines.core.broker import BrokerError, end_offsets, ensure_topic
-from pipelines.core.kafka_source import read_kafka_stream
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
+from core.kafka.broker import BrokerError, end_offsets, ensure_topic
+from core.kafka.source import read_kafka_stream
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from pipelines.jobs import RunSpec, run_finite
 from pipelines.stream_progress import StreamProgressListener
 

@@ -10,7 +10,7 @@ from kafka import KafkaConsumer, TopicPartition
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
-from pipelines.core.broker import BrokerError, LocalBroker, end_offsets, ensure_topic, topic_exists
+from core.kafka.broker import BrokerError, LocalBroker, end_offsets, ensure_topic, topic_exists
 
 pytestmark = pytest.mark.slow
 

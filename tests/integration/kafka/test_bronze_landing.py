@@ -8,11 +8,11 @@ import pytest
 from bronze.landing import land_range
 from bronze.schemas import RAW_EVENTS_ARROW
 from bronze.stream import landing_batch_writer
-from pipelines.core.broker import end_offsets, ensure_topic
-from pipelines.core.kafka_producer import DeliveryErrors, open_producer, send
-from pipelines.core.kafka_source import KafkaRange, KafkaTopic
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
+from core.kafka.broker import end_offsets, ensure_topic
+from core.kafka.producer import DeliveryErrors, open_producer, send
+from core.kafka.source import KafkaRange, KafkaTopic
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from pipelines.jobs import RunSpec, StageTimes, _drain, build_stage
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

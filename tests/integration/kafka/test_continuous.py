@@ -12,11 +12,11 @@ import pytest
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
+from core.kafka.broker import topic_exists
+from core.kafka.source import read_kafka_stream
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from pipelines.continuous import run_continuous
-from pipelines.core.broker import topic_exists
-from pipelines.core.kafka_source import read_kafka_stream
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
 from pipelines.jobs import RunSpec
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -14,8 +14,8 @@ import pytest
 
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from tests.integration.waiting import wait_for_version
 
 pytestmark = pytest.mark.slow

@@ -7,8 +7,8 @@ import pytest
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
-from pipelines.core.broker import ensure_topic
-from pipelines.core.kafka_source import read_kafka_stream
+from core.kafka.broker import ensure_topic
+from core.kafka.source import read_kafka_stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -46,7 +46,7 @@ def test_reads_a_partition_backlog_larger_than_a_fetch_response_limit(spark, boo
     # 110 MB here, above librdkafka's default 100 MB response limit.
     from pyspark.sql import functions as F
 
-    from pipelines.core.kafka_producer import DeliveryErrors, open_producer, send
+    from core.kafka.producer import DeliveryErrors, open_producer, send
 
     failures = DeliveryErrors()
     producer = open_producer(bootstrap, "big-backlog", failures)

@@ -16,9 +16,9 @@ import pytest
 
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
-from pipelines.core.broker import free_port
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
+from core.kafka.broker import free_port
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 
 pytestmark = pytest.mark.slow
 

@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from bronze.datasets.base import DatasetSpec
+from core.config import QualityConfig
+from core.tables import DeltaRsBackend, read_delta_stream
+from core.warehouse import Warehouse
 from pipelines.checks import quality_gate
 from pipelines.cli import main
-from pipelines.core.config import QualityConfig
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend, read_delta_stream
 from pipelines.jobs import RunSpec, run_finite
 from tests.integration.topic_tables import write_topic_table
 

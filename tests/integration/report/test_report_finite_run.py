@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from bronze.datasets.base import DatasetSpec
+from core.tables import DeltaRsBackend, read_delta, read_delta_stream
+from core.warehouse import Warehouse
 from pipelines.cli import main
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend, read_delta, read_delta_stream
 from pipelines.jobs import RunSpec, run_finite
 from pipelines.main_job import _write_run
 from tests.integration.topic_tables import write_topic_table

@@ -11,8 +11,8 @@ import pytest
 
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
-from pipelines.core.placement import spread_group_keys
-from pipelines.core.tables import DeltaRsBackend, read_delta_stream
+from core.spark.placement import spread_group_keys
+from core.tables import DeltaRsBackend, read_delta_stream
 from silver.blocks import routed_rows
 from silver.groupings.registry import make_grouping
 from silver.stream import read_bronze_blocks, route_blocks, route_stream, splitter_group_keys
@@ -112,7 +112,7 @@ def test_splitters_spread_over_the_shuffle_partitions(spark, splitters):
 def test_spark_int_hash_is_sparks_own(spark):
     from pyspark.sql import functions as F
 
-    from pipelines.core.placement import spark_int_hash
+    from core.spark.placement import spark_int_hash
 
     values = spark.range(-1000, 5000).select(F.col("id").cast("int").alias("v"))
     hashed = values.select("v", F.hash("v").alias("h")).collect()

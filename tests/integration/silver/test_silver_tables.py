@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
 
+from core.tables import DeltaRsBackend, read_delta_stream
 from gold.transforms import key_counts
-from pipelines.core.tables import DeltaRsBackend, read_delta_stream
 from silver.blocks import ROUTED_BLOCKS_DDL, pack
 from silver.schemas import ROUTED_ARROW
 from silver.sink import silver_batch_writer

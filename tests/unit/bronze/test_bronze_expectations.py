@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from bronze.expectations import raw_events_suite
-from pipelines.core.config import QualityConfig
-from pipelines.core.quality import validate_frame
+from core.config import QualityConfig
+from core.quality import validate_frame
 
 
 def _good() -> pd.DataFrame:

@@ -7,6 +7,8 @@ import math
 import pandas as pd
 import pytest
 
+from core.config import QualityConfig
+from core.quality import validate_frame
 from gold.expectations import (
     distribution_metrics_suite,
     key_counts_suite,
@@ -14,8 +16,6 @@ from gold.expectations import (
     totals_suite,
     worker_load_suite,
 )
-from pipelines.core.config import QualityConfig
-from pipelines.core.quality import validate_frame
 
 W = 4
 

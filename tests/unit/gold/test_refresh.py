@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow as pa
 
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from gold.refresh import GoldSettings, refresh_gold
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
 from silver.sink import ROUTED_TABLE_COLUMNS
 from silver.windows import WINDOW_KEYS
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from core.config import QualityConfig
+from core.quality import DataQualityError
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from pipelines.checks import quality_gate
 from pipelines.cli import main
-from pipelines.core.config import QualityConfig
-from pipelines.core.paths import Warehouse
-from pipelines.core.quality import DataQualityError
-from pipelines.core.tables import DeltaRsBackend
 
 
 def _bronze(run_id: str, offsets: list[int]) -> pd.DataFrame:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.core.config import ConfigError, load_config
+from core.config import ConfigError, load_config
 from silver.groupings.registry import GROUPING_NAMES, GroupingConfigError, make_grouping
 
 
@@ -16,7 +16,7 @@ def test_base_config_loads_and_every_grouping_accepts_its_parameters():
 def test_overlay_overrides_base(tmp_path):
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text("simulate:\n  workers: 33\ngroupings:\n  DYNAMIC_KEY:\n    headroom: 0.5\n")
-    from pipelines.core.config import default_conf_dir
+    from core.config import default_conf_dir
 
     config = load_config(default_conf_dir() / "base.yaml", overlay)
     assert config.simulate.workers == 33

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from pipelines.core.kafka_source import KafkaStreamReader, split_range
+from core.kafka.source import KafkaStreamReader, split_range
 
 
 @pytest.mark.parametrize(("begin", "stop", "chunk"), [(0, 10, 3), (5, 6, 100), (0, 344_000, 125_000),

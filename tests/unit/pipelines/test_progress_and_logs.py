@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from pipelines.core.jvm_output import JvmStderrFilter
-from pipelines.core.logs import configure_logging
+from core.logs import configure_logging
+from core.spark.jvm_output import JvmStderrFilter
 from pipelines.progress import ProgressReporter, offset_total
 
 

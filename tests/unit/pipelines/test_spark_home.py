@@ -8,7 +8,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from pipelines.core.spark_home import compiled_spark_home
+from core.spark.spark_home import compiled_spark_home
 
 INSTALLED = Path(pyspark.__file__).resolve().parent
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pipelines.core.config import QualityConfig
-from pipelines.core.quality import validate_frame
+from core.config import QualityConfig
+from core.quality import validate_frame
 from silver.expectations import (
     accounting_frame,
     accounting_suite,

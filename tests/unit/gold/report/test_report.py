@@ -9,10 +9,10 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
 from gold.report import ReportError, build_report_data
 from pipelines.cli import main
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables import DeltaRsBackend
 
 METRIC_COLUMNS = ["workers", "tuples", "distinct_keys", "stddev_pct", "imbalance", "skew_s",
                   "e_lb", "dist_cost", "throughput", "p50_ms", "p99_ms", "makespan_ms"]  # fmt: skip

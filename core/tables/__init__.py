@@ -2,7 +2,7 @@
 
 - :class:`DeltaRsBackend` (delta-rs, the embedded default) and
   :class:`DeltaSparkBackend` (native ``format("delta")``, only when
-  :func:`pipelines.core.spark.delta_spark_available`) implement :class:`TableBackend`.
+  :func:`core.spark.session.delta_spark_available`) implement :class:`TableBackend`.
 - :func:`foreach_batch_writer` makes an idempotent ``foreachBatch`` sink.
 - :func:`read_delta` / :func:`read_delta_stream` read tables in Spark; without
   Delta jars they use the ``dkg_delta`` Python data source.
@@ -11,19 +11,19 @@
 
 from __future__ import annotations
 
-from pipelines.core.tables.base import TableBackend, TableData, TableError
-from pipelines.core.tables.catalog import (
+from core.tables.base import TableBackend, TableData, TableError
+from core.tables.catalog import (
     default_backend,
     read_delta,
     read_delta_stream,
     register_source,
     register_tables,
 )
-from pipelines.core.tables.delta_log import DeltaLogError
-from pipelines.core.tables.delta_rs import DeltaRsBackend
-from pipelines.core.tables.delta_spark import DeltaSparkBackend
-from pipelines.core.tables.sink import foreach_batch_writer
-from pipelines.core.tables.stream_source import SOURCE_NAME, DeltaSource, DeltaStreamError
+from core.tables.delta_log import DeltaLogError
+from core.tables.delta_rs import DeltaRsBackend
+from core.tables.delta_spark import DeltaSparkBackend
+from core.tables.sink import foreach_batch_writer
+from core.tables.stream_source import SOURCE_NAME, DeltaSource, DeltaStreamError
 
 __all__ = [
     "SOURCE_NAME",

@@ -34,8 +34,8 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from pipelines.core.broker import BrokerError, end_offsets, topic_exists
-from pipelines.core.gc_pause import gc_paused
+from core.gc_pause import gc_paused
+from core.kafka.broker import BrokerError, end_offsets, topic_exists
 
 __all__ = [
     "KAFKA_SCHEMA",

@@ -105,7 +105,7 @@ class AppConfig(_Frozen):
 
 def default_conf_dir() -> Path:
     """The repository's ``conf/`` folder."""
-    return Path(__file__).resolve().parents[2] / "conf"
+    return Path(__file__).resolve().parents[1] / "conf"
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from pipelines.core.tables.base import TableBackend, TablePath
+from core.tables.base import TableBackend, TablePath
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -54,7 +54,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from pipelines.core.tables.delta_log import (
+from core.tables.delta_log import (
     AddedFile,
     Commit,
     DeltaLogError,

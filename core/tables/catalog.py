@@ -25,16 +25,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipelines.core.spark import delta_spark_available
-from pipelines.core.tables.base import TableBackend, TablePath
-from pipelines.core.tables.delta_rs import DeltaRsBackend
-from pipelines.core.tables.delta_spark import DeltaSparkBackend
-from pipelines.core.tables.stream_source import SOURCE_NAME, DeltaSource
+from core.spark.session import delta_spark_available
+from core.tables.base import TableBackend, TablePath
+from core.tables.delta_rs import DeltaRsBackend
+from core.tables.delta_spark import DeltaSparkBackend
+from core.tables.stream_source import SOURCE_NAME, DeltaSource
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from pipelines.core.paths import Warehouse
+    from core.warehouse import Warehouse
 
 __all__ = [
     "default_backend",

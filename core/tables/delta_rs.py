@@ -22,8 +22,8 @@ from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 from deltalake.transaction import AddAction
 
-from pipelines.core.profiling import timed
-from pipelines.core.tables.base import TableData, TableError, TablePath, as_nullable, to_arrow
+from core.profiling import timed
+from core.tables.base import TableData, TableError, TablePath, as_nullable, to_arrow
 
 __all__ = ["DataFile", "DeltaRsBackend"]
 

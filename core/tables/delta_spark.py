@@ -5,7 +5,7 @@ Kept thin on purpose. Appends use delta-spark's idempotent-write options
 ``spark.databricks.delta.write.txnAppId``/``txnVersion`` (delta-spark >= 2.4) and
 the ``delta.tables`` Python API. Metadata reads (version, last transaction,
 create) go through delta-rs: it is always installed and reads the same protocol.
-Use only when :func:`pipelines.core.spark.delta_spark_available` is true.
+Use only when :func:`core.spark.session.delta_spark_available` is true.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from pipelines.core.tables.base import TableData, TableError, TablePath
-from pipelines.core.tables.delta_rs import DeltaRsBackend
+from core.tables.base import TableData, TableError, TablePath
+from core.tables.delta_rs import DeltaRsBackend
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -7,7 +7,7 @@ SQL extension only when the ``delta-spark`` Python package is installed *and* it
 jars of the same version are already local, either on Spark's classpath
 (``pyspark/jars``) or in an Ivy cache (``~/.ivy2.5.2/jars``, ``~/.ivy2/jars``)
 from an earlier ``configure_spark_with_delta_pip`` run. Otherwise tables go
-through the delta-rs backend in :mod:`pipelines.core.tables`.
+through the delta-rs backend in :mod:`core.tables`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipelines.core import logs
-from pipelines.core.config import default_conf_dir
-from pipelines.core.jvm_output import launch_quiet_gateway
-from pipelines.core.spark_home import compiled_spark_home
+from core import logs
+from core.config import default_conf_dir
+from core.spark.jvm_output import launch_quiet_gateway
+from core.spark.spark_home import compiled_spark_home
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -196,7 +196,7 @@ def _base_conf(
         # Event times are UTC everywhere; the machine's zone must not leak in.
         "spark.sql.session.timeZone": "UTC",
         # The catalog is in-memory and our tables are external (see
-        # pipelines.core.tables.catalog); keep Spark's default database folder
+        # core.tables.catalog); keep Spark's default database folder
         # out of the working directory.
         "spark.sql.warehouse.dir": str(Path(tempfile.gettempdir()) / "dkg-spark-warehouse"),
     }

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow.compute as pc
 
-from pipelines.core.paths import Warehouse
-from pipelines.core.tables.base import TableBackend
+from core.tables.base import TableBackend
+from core.warehouse import Warehouse
 
 if TYPE_CHECKING:
     import pyarrow as pa

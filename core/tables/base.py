@@ -42,9 +42,9 @@ class TableError(RuntimeError):
 class TableBackend(Protocol):
     """Delta table I/O with idempotent, transaction-tagged writes.
 
-    Implementations: :class:`~pipelines.core.tables.delta_rs.DeltaRsBackend`
+    Implementations: :class:`~core.tables.delta_rs.DeltaRsBackend`
     (embedded, no JVM jars) and
-    :class:`~pipelines.core.tables.delta_spark.DeltaSparkBackend` (native Spark).
+    :class:`~core.tables.delta_spark.DeltaSparkBackend` (native Spark).
     Both write the same Delta protocol, so either reads what the other wrote.
     """
 

@@ -1,0 +1,1 @@
+"""Kafka: the embedded broker, topic administration, the Spark source and the producer."""

@@ -1,0 +1,1 @@
+"""Spark: the session builder and the helpers every streaming stage uses."""
