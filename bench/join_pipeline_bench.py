@@ -25,7 +25,9 @@ from typing import Any
 from bench.console import configure_logging
 from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.join_data import JoinDataSpec, generate
+from core.config import load_settings
 from core.kafka.broker import LocalBroker
+from core.kafka.client import KafkaClient
 from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
@@ -60,9 +62,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     data = JoinDataSpec(lefts=args.lefts)
     topics = (f"bench-{args.lefts}-left", f"bench-{args.lefts}-right")
     with LocalBroker(root / "kafka") as broker:
-        bootstrap = broker.start()
+        kafka = KafkaClient.from_config(load_settings(env={}).settings.kafka, broker.start())
         broker_pid = broker.status().pid
-        request = JoinRequest(data, topics, bootstrap, JoinParams(partitions=(4, 4)),
+        request = JoinRequest(data, topics, kafka, JoinParams(partitions=(4, 4)),
                               max_offsets_per_trigger=args.max_offsets)  # fmt: skip
         spawn = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as producer:

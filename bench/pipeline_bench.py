@@ -36,8 +36,11 @@ from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
-from core.kafka.broker import LocalBroker, end_offsets, topic_exists
-from core.kafka.source import RECEIVE_MAX_BYTES, KafkaTopic
+from core.config import load_settings
+from core.kafka.admin import end_offsets, topic_exists
+from core.kafka.broker import LocalBroker
+from core.kafka.client import KafkaClient
+from core.kafka.source import KafkaTopic
 from core.profiling import phase_totals
 from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
@@ -48,14 +51,13 @@ from pipelines.jobs import RunSpec, StageTimes, run_finite
 logger = logging.getLogger("bench.pipeline")
 
 
-def _consume_baseline(bootstrap: str, topic: str, total: int) -> float:
+def _consume_baseline(kafka: KafkaClient, topic: str, total: int) -> float:
     """Messages/s of one librdkafka consumer reading the whole topic, doing nothing else."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench",
-                         "enable.auto.commit": False, "log_level": 3,
-                         "receive.message.max.bytes": RECEIVE_MAX_BYTES})  # fmt: skip
-    partitions = end_offsets(bootstrap, topic)
+    consumer = Consumer(kafka.consumer_settings(**{"group.id": "bench", "log_level": 3,
+                                                   "enable.auto.commit": False}))  # fmt: skip
+    partitions = end_offsets(kafka, topic)
     consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
     started, seen = time.monotonic(), 0
     while seen < total:
@@ -74,24 +76,24 @@ def _profile(times: StageTimes) -> dict[str, Any]:
             "spark_ms": times.profile}  # fmt: skip
 
 
-def drain(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
+def drain(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
           args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
     """Produce N messages, let the broker settle, then time the job from Kafka to gold."""
     topic = "bench-drain"
     spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
     started = time.monotonic()
-    produce(make_dataset(spec), bootstrap, topic, args.partitions)
+    produce(make_dataset(spec), kafka, topic, args.partitions)
     produce_rate = args.messages / (time.monotonic() - started)
     settled = wait_until_idle(broker_pid)
-    baseline = _consume_baseline(bootstrap, topic, args.messages)
+    baseline = _consume_baseline(kafka, topic, args.messages)
     settled += wait_until_idle(broker_pid)
-    kafka = KafkaTopic(bootstrap, topic, "earliest", args.max_offsets)
+    source = KafkaTopic(kafka, topic, "earliest", args.max_offsets)
     started = time.monotonic()
     cpu = _CpuMeter()
     processes = ProcessSampler(named={broker_pid: "broker"})
     processes.start()
     with counting_driver_bytes() as received:
-        times = run_finite(spark, kafka, _spec("bench-drain", args.workers, args.partitions,
+        times = run_finite(spark, source, _spec("bench-drain", args.workers, args.partitions,
                                                args.grouping), warehouse, DeltaRsBackend(),
                            after_stage=cpu.mark)  # fmt: skip
     seconds = time.monotonic() - started
@@ -136,7 +138,7 @@ def _reached_gold(warehouse: Warehouse, run_id: str, refreshes: list[GoldRefresh
     """Per gold refresh: the highest offset per partition it covered, and when it finished."""
     from deltalake import DeltaTable
 
-    path = str(warehouse.table_path("silver", "routed"))
+    path = str(warehouse.table_uri("silver", "routed"))
     covered: dict[int, dict[int, int]] = {}
     result = []
     for refresh in refreshes:
@@ -155,7 +157,7 @@ def _reached_gold(warehouse: Warehouse, run_id: str, refreshes: list[GoldRefresh
 def _latencies(warehouse: Warehouse, run_id: str, reached: list[tuple[dict[int, int], float]]
                ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Each bronze message's send time and its produce-to-gold latency (ms), in send order."""
-    bronze = DeltaRsBackend().read(warehouse.table_path("bronze", "raw_events"))
+    bronze = DeltaRsBackend().read(warehouse.table_uri("bronze", "raw_events"))
     bronze = bronze.filter(pc.equal(bronze["run_id"], run_id))
     sent_ms = pc.cast(bronze["timestamp"], pa.int64()).to_numpy() // 1_000  # microseconds
     frame = bronze.select(["partition", "offset"]).to_pandas()
@@ -183,14 +185,14 @@ def _gold_rate(reached: list[tuple[dict[int, int], float]], produced_until_s: fl
 
 
 def _windows_tuples(warehouse: Warehouse, run_id: str) -> int:
-    backend, path = DeltaRsBackend(), warehouse.table_path("silver", "worker_windows")
+    backend, path = DeltaRsBackend(), warehouse.table_uri("silver", "worker_windows")
     if backend.version(path) is None:
         return 0
     table = backend.read(path)
     return int(pc.sum(table.filter(pc.equal(table["run_id"], run_id))["tuples"]).as_py() or 0)
 
 
-def _produce_live(bootstrap: str, topic: str, partitions: int, messages: int, start_ms: int,
+def _produce_live(kafka: KafkaClient, topic: str, partitions: int, messages: int, start_ms: int,
                   speed: float, ready: Any, go: Any) -> None:
     """The live producer, in a process of its own: renders every message, then sends on ``go``.
 
@@ -206,10 +208,10 @@ def _produce_live(bootstrap: str, topic: str, partitions: int, messages: int, st
 
     ready.set()
     go.wait()
-    produce(_Rendered(), bootstrap, topic, partitions, speed, None, 10_000, True)  # type: ignore[arg-type]
+    produce(_Rendered(), kafka, topic, partitions, speed, None, 10_000, True)  # type: ignore[arg-type]
 
 
-def live(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
+def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
          args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
     """Produce at a fixed rate while every stage runs continuously; latency per message."""
     topic, run_id = "bench-live", "bench-live"
@@ -218,19 +220,19 @@ def live(spark: Any, bootstrap: str, broker_pid: int, warehouse: Warehouse,
     spawn = multiprocessing.get_context("spawn")
     ready, go = spawn.Event(), spawn.Event()
     producer = spawn.Process(target=_produce_live, daemon=True, args=(
-        bootstrap, topic, args.partitions, args.messages, start_ms, speed, ready, go))  # fmt: skip
+        kafka, topic, args.partitions, args.messages, start_ms, speed, ready, go))  # fmt: skip
     producer.start()
     ready.wait()
     started = time.time()
     go.set()
-    while not topic_exists(bootstrap, topic):
+    while not topic_exists(kafka, topic):
         time.sleep(0.1)
     refreshes: list[GoldRefresh] = []
     processes = ProcessSampler(named={broker_pid: "broker", producer.pid: "producer"})
     processes.start()
     with counting_driver_bytes() as received:
         times = run_continuous(
-            spark, KafkaTopic(bootstrap, topic, "earliest", args.max_offsets),
+            spark, KafkaTopic(kafka, topic, "earliest", args.max_offsets),
             _spec(run_id, args.workers, args.partitions, args.grouping), warehouse,
             DeltaRsBackend(), lambda: _windows_tuples(warehouse, run_id) >= args.messages,
             trigger_s=args.trigger, gold_every_s=args.gold_every, on_refresh=refreshes.append,
@@ -277,13 +279,14 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="dkg-bench-"))
     results: dict[str, Any] = {}
     with LocalBroker(root / "kafka") as broker:
-        bootstrap = broker.start()
+        # The embedded broker with the local profile's client settings, as `dkg run` has them.
+        kafka = KafkaClient.from_config(load_settings(env={}).settings.kafka, broker.start())
         spark = build_spark(app_name="dkg-bench", master="local[2]")
         broker_pid = broker.status().pid
         if args.mode in ("drain", "both"):
-            results["drain"] = drain(spark, bootstrap, broker_pid, Warehouse(root / "drain"), args)
+            results["drain"] = drain(spark, kafka, broker_pid, Warehouse(root / "drain"), args)
         if args.mode in ("live", "both"):
-            results["live"] = live(spark, bootstrap, broker_pid, Warehouse(root / "live"), args)
+            results["live"] = live(spark, kafka, broker_pid, Warehouse(root / "live"), args)
         spark.stop()
     text = json.dumps(results, indent=2)
     print(text)

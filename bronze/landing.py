@@ -2,9 +2,8 @@
 
 On the row path, every message crosses from the Kafka reader into Spark rows,
 back into Arrow for ``toArrow()``, and travels to the driver, where delta-rs
-writes it: most of bronze's CPU went to those conversions. When the warehouse
-is a local delta-rs folder, bronze reads ``format("dkg_bronze_landing")``
-instead. It plans the same offset ranges as ``dkg_kafka`` (same offsets, same
+writes it: most of bronze's CPU went to those conversions. With the delta-rs
+backend, bronze reads ``format("dkg_bronze_landing")`` instead. It plans the same offset ranges as ``dkg_kafka`` (same offsets, same
 checkpoint), but each task writes its range to one Parquet file in the table's
 folder and hands Spark a single row naming that file. The query's
 ``foreachBatch`` commits the files of a micro-batch in one Delta transaction
@@ -12,30 +11,31 @@ that records the batch id (see :mod:`bronze.stream`).
 
 Exactly once: a file becomes part of the table only through that commit. File
 names follow from (run, partition, start, end), so a replayed micro-batch
-rewrites the same files with the same bytes (write to a temporary name, then
-rename), and a batch that is already committed is skipped before any task runs.
+rewrites the same files with the same bytes (see
+:meth:`core.storage.Storage.parquet_writer`), and a batch that is already
+committed is skipped before any task runs.
 
-Options: those of ``dkg_kafka``, plus ``path`` (the bronze table's folder) and
+Options: those of ``dkg_kafka``, plus ``path`` (the bronze table's URI) and
 ``run_id`` (the value of the ``run_id`` column).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
+import itertools
 import re
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
+from typing import ClassVar
 
 import pyarrow as pa
-import pyarrow.parquet as pq
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
 from bronze.schemas import RAW_EVENTS_ARROW
-from core.kafka.broker import BrokerError
-from core.kafka.source import KafkaRange, KafkaStreamReader, read_range
+from core.kafka.admin import BrokerError
+from core.kafka.client import KafkaClient
+from core.kafka.source import KafkaRange, KafkaSource, KafkaStreamReader, read_range
+from core.storage import LOCAL_FILES, Storage
 from core.tables.delta_rs import DataFile
 
 __all__ = ["LANDED_FILES_SCHEMA", "LANDING_FORMAT", "BronzeLandingSource", "land_range"]
@@ -58,41 +58,32 @@ def _bronze_batch(kafka: pa.RecordBatch, run_id: str) -> pa.RecordBatch:
                                       schema=RAW_EVENTS_ARROW)  # fmt: skip
 
 
-def land_range(task: KafkaRange, table: str, run_id: str) -> DataFile | None:
+def land_range(task: KafkaRange, client: KafkaClient, storage: Storage, table: str,
+               run_id: str) -> DataFile | None:  # fmt: skip
     """Read offsets ``[start, end)`` of one partition into one Parquet file in ``table``.
 
     Returns:
         The file (not yet committed), or None when the range held no messages.
     """
-    name = _file_name(run_id, task)
-    final = Path(table) / name
-    # A hidden temporary name: readers of the folder never see a half-written file.
-    partial = final.with_name(f".{name}.{uuid.uuid4().hex}.tmp")
-    writer, rows = None, 0
-    try:
-        for batch in read_range(task):
-            if writer is None:
-                writer = pq.ParquetWriter(partial, RAW_EVENTS_ARROW, compression="snappy")
+    name, rows = _file_name(run_id, task), 0
+    batches = read_range(task, client)
+    first = next(batches, None)
+    if first is None:
+        return None
+    with storage.parquet_writer(table, name, RAW_EVENTS_ARROW) as writer:
+        for batch in itertools.chain([first], batches):
             writer.write_batch(_bronze_batch(batch, run_id))
             rows += batch.num_rows
-        if writer is None:
-            return None
-        writer.close()
-        writer = None
-        os.replace(partial, final)
-    finally:
-        if writer is not None:
-            writer.close()
-        partial.unlink(missing_ok=True)
-    return DataFile(name, final.stat().st_size, rows)
+    return DataFile(name, storage.size(f"{table}/{name}"), rows)
 
 
 class _LandingReader(KafkaStreamReader):
     """``dkg_kafka``'s planning; each task lands its range and yields one file row."""
 
-    def __init__(self, options: dict[str, str]) -> None:
-        """Kafka options plus the table folder and run id."""
-        super().__init__(options)
+    def __init__(self, options: dict[str, str], client: KafkaClient, storage: Storage) -> None:
+        """Kafka options plus the table's URI and the run id."""
+        super().__init__(options, client)
+        self.storage = storage
         lowered = {k.lower(): v for k, v in options.items()}
         try:
             self.table, self.run_id = lowered["path"], lowered["run_id"]
@@ -104,13 +95,18 @@ class _LandingReader(KafkaStreamReader):
     def read(self, partition: InputPartition) -> Iterator[tuple[str, int, int]]:  # type: ignore[override]
         """Land the range (runs on executors); one row: file name, bytes, rows."""
         assert isinstance(partition, KafkaRange)  # noqa: S101 - Spark contract
-        landed = land_range(partition, self.table, self.run_id)
+        landed = land_range(partition, self.client, self.storage, self.table, self.run_id)
         if landed is not None:
             yield landed.name, landed.size, landed.rows
 
 
-class BronzeLandingSource(DataSource):
-    """``format("dkg_bronze_landing")``: a Kafka topic landed as bronze Parquet files."""
+class BronzeLandingSource(KafkaSource):
+    """``format("dkg_bronze_landing")``: a Kafka topic landed as bronze Parquet files.
+
+    Bound to a Kafka client and the table's storage (:func:`core.spark.sources.bind_source`).
+    """
+
+    storage: ClassVar[Storage] = LOCAL_FILES
 
     @classmethod
     def name(cls) -> str:
@@ -123,4 +119,6 @@ class BronzeLandingSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The micro-batch reader."""
-        return _LandingReader(dict(self.options))
+        if self.client is None:
+            raise BrokerError(f"{LANDING_FORMAT} has no connection: bind it to a Kafka client")
+        return _LandingReader(dict(self.options), self.client, self.storage)

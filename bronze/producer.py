@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable
 
 from bronze.datasets.base import Dataset
-from core.kafka.broker import BrokerError, check_reachable, ensure_topic
+from core.kafka.admin import BrokerError, check_reachable, ensure_topic
+from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, open_producer, send
 
 __all__ = ["produce"]
@@ -22,16 +23,16 @@ __all__ = ["produce"]
 logger = logging.getLogger(__name__)
 
 
-def produce(dataset: Dataset, bootstrap: str, topic: str, partitions: int,
+def produce(dataset: Dataset, client: KafkaClient, topic: str, partitions: int | None,
             speed: float | None = None, progress: Callable[[int], None] | None = None,
             batch_size: int = 10_000, wall_clock_timestamps: bool = False) -> int:  # fmt: skip
     """Write every message of ``dataset``; returns how many were written.
 
     Args:
         dataset: the generator to publish.
-        bootstrap: Kafka bootstrap servers.
+        client: how to reach Kafka.
         topic: created with ``partitions`` partitions when missing.
-        partitions: partition count of a new topic.
+        partitions: partition count of a new topic (None: ``kafka.topics.partitions``).
         speed: None: as fast as possible; otherwise event time advances ``speed``
             times faster than the wall clock (1.0: real time at the dataset's rate).
         progress: called with the running total after each batch.
@@ -41,10 +42,10 @@ def produce(dataset: Dataset, bootstrap: str, topic: str, partitions: int,
     """
     from confluent_kafka import KafkaException
 
-    check_reachable(bootstrap)
-    ensure_topic(bootstrap, topic, partitions)
+    check_reachable(client.bootstrap)
+    ensure_topic(client, topic, partitions)
     failures = DeliveryErrors()
-    producer = open_producer(bootstrap, "dkg-producer", failures)
+    producer = open_producer(client, "dkg-producer", failures)
     written, started, first_event = 0, time.monotonic(), None
     try:
         for batch in dataset.messages(batch_size=batch_size):
@@ -55,7 +56,7 @@ def produce(dataset: Dataset, bootstrap: str, topic: str, partitions: int,
             producer.poll(0)
             written += len(batch)
             if failures.first:
-                raise BrokerError(f"producing to {topic} at {bootstrap} failed: {failures.first}")
+                raise BrokerError(f"producing to {topic} at {client.bootstrap} failed: {failures.first}")
             if speed and len(batch):
                 first_event = first_event if first_event is not None else int(stamps[0])
                 due = (int(stamps[-1]) - first_event) / 1000.0 / speed
@@ -63,8 +64,8 @@ def produce(dataset: Dataset, bootstrap: str, topic: str, partitions: int,
             if progress is not None:
                 progress(written)
         if producer.flush(60.0):
-            raise BrokerError(f"producing to {topic} at {bootstrap}: messages still unsent after 60 s")
+            raise BrokerError(f"producing to {topic} at {client.bootstrap}: messages still unsent after 60 s")
     except KafkaException as exc:
-        raise BrokerError(f"producing to {topic} at {bootstrap} failed: {exc}") from None
+        raise BrokerError(f"producing to {topic} at {client.bootstrap} failed: {exc}") from None
     logger.info("produced %d messages to %s in %.1f s", written, topic, time.monotonic() - started)
     return written

@@ -2,8 +2,8 @@
 
 Two ways in, the same table: :func:`raw_events` turns any Kafka-schema stream
 into bronze rows for a ``foreachBatch`` writer; :func:`landed_raw_events` and
-:func:`landing_batch_writer` land a topic straight to Parquet on a local
-delta-rs warehouse (see :mod:`bronze.landing`).
+:func:`landing_batch_writer` land a topic straight to Parquet with the
+delta-rs backend (see :mod:`bronze.landing`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, TypeGuard
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from bronze.landing import LANDING_FORMAT, BronzeLandingSource
+from bronze.landing import BronzeLandingSource
 from bronze.schemas import RAW_EVENTS_ARROW, RAW_EVENTS_COLUMNS
-from core.kafka.broker import BrokerError, topic_exists
+from core.kafka.admin import BrokerError, topic_exists
 from core.profiling import timed
 from core.spark.input_rows import observe_input_rows
+from core.spark.sources import bind_source
+from core.storage import Storage
 from core.tables.delta_rs import DataFile, DeltaRsBackend
 
 if TYPE_CHECKING:
@@ -40,12 +42,12 @@ def raw_events(kafka_rows: DataFrame, run_id: str) -> DataFrame:
 
 
 def can_land(backend: TableBackend) -> TypeGuard[DeltaRsBackend]:
-    """Whether bronze can land Kafka ranges as files: delta-rs on local folders."""
-    return isinstance(backend, DeltaRsBackend) and backend.local
+    """Whether bronze can land Kafka ranges as files: with delta-rs, which commits them."""
+    return isinstance(backend, DeltaRsBackend)
 
 
 def landed_raw_events(spark: SparkSession, topic: KafkaTopic, backend: DeltaRsBackend,
-                      table: TablePath, run_id: str) -> DataFrame:  # fmt: skip
+                      storage: Storage, table: TablePath, run_id: str) -> DataFrame:  # fmt: skip
     """A stream of the files that bronze tasks land from ``topic`` into ``table``.
 
     Creates the table first (the tasks write into its folder).
@@ -54,11 +56,11 @@ def landed_raw_events(spark: SparkSession, topic: KafkaTopic, backend: DeltaRsBa
         BrokerError: the topic does not exist (asked on the driver, so the message
             is not buried in a failed query's trace).
     """
-    if not topic_exists(topic.bootstrap, topic.topic):
-        raise BrokerError(f"topic {topic.topic!r} does not exist on {topic.bootstrap}")
+    if not topic_exists(topic.client, topic.topic):
+        raise BrokerError(f"topic {topic.topic!r} does not exist on {topic.client.bootstrap}")
     backend.create_if_missing(table, RAW_EVENTS_ARROW)
-    spark.dataSource.register(BronzeLandingSource)
-    reader = spark.readStream.format(LANDING_FORMAT).options(**topic.options())
+    source = bind_source(spark, BronzeLandingSource, client=topic.client, storage=storage)
+    reader = spark.readStream.format(source).options(**topic.options())
     files = reader.option("path", str(table)).option("run_id", run_id).load()
     return observe_input_rows(files, "rows")  # Spark counts files; profiles want messages
 

@@ -1,8 +1,7 @@
 """The one place that sets up logging handlers (only the CLI calls it).
 
 By default the console shows the project's own INFO lines (progress, milestones)
-and only warnings from third-party libraries: kafka-python logs every
-connection at INFO. ``dkg --verbose`` shows everything at DEBUG, including the
+and only warnings from third-party libraries. ``dkg --verbose`` shows everything at DEBUG, including the
 Spark JVM's own log (see :func:`verbose`, read by ``build_spark``).
 """
 
@@ -14,9 +13,7 @@ from typing import Any
 
 __all__ = ["THIRD_PARTY_LOGGERS", "configure_logging", "verbose"]
 
-# kafka-python logs every connection at INFO and warns about its own event loop
-# being slow on a busy machine; its real failures reach us as exceptions.
-THIRD_PARTY_LOGGERS = {"kafka": logging.ERROR, "py4j": logging.WARNING, "numba": logging.WARNING,
+THIRD_PARTY_LOGGERS = {"py4j": logging.WARNING, "numba": logging.WARNING,
                        "urllib3": logging.WARNING, "great_expectations": logging.WARNING,
                        "matplotlib": logging.WARNING, "asyncio": logging.WARNING,
                        "filelock": logging.WARNING, "fsspec": logging.WARNING}  # fmt: skip

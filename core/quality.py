@@ -201,7 +201,7 @@ class TableReader:
     def table(self, layer: str, table: str) -> pa.Table | None:
         """The whole table as Arrow, or None when it does not exist."""
         if (layer, table) not in self._tables:
-            path = self._warehouse.table_path(layer, table)
+            path = self._warehouse.table_uri(layer, table)
             exists = self._backend.version(path) is not None
             self._tables[(layer, table)] = self._backend.read(path) if exists else None
         return self._tables[(layer, table)]

@@ -1,21 +1,31 @@
-"""Warehouse layout: ``<root>/<layer>/<table>`` and ``<root>/_checkpoints/<query>``.
+"""Warehouse layout: ``<root>/<layer>/<table>`` on the warehouse's storage, state beside it.
 
-Every table path and checkpoint location comes from one :class:`Warehouse`, so no
-module spells a path literal. Names are single path segments (letters, digits,
-``_``, ``-``, ``.``; no leading ``.`` or ``_``), which keeps a typo or a ``..``
-from writing outside the root and keeps ``_checkpoints`` and ``_catalog`` apart
-from the layers.
+Every table location comes from one :class:`Warehouse`, so no module spells a
+path. Tables live on the warehouse's storage (a local folder or object storage).
+What Spark itself must write, streaming checkpoints and its catalog's scratch
+folders, and the run records of ``dkg job run``, live in the *state folder*: the
+warehouse root itself when it is local, otherwise a local folder
+(``warehouse.state_dir``; on a cluster it must be shared with the executors,
+which write state-store files there). Spark has no S3 filesystem here, so it
+cannot keep checkpoints in object storage.
+
+Names are single path segments (letters, digits, ``_``, ``-``, ``.``; no
+leading ``.`` or ``_``), which keeps a typo or a ``..`` from writing outside the
+root and keeps ``_checkpoints`` and ``_catalog`` apart from the layers.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlparse
 
-__all__ = ["CATALOG_DIR", "CHECKPOINTS_DIR", "JOBS_DIR", "LAYERS", "Warehouse", "WarehouseError"]
+from core.storage import Storage, StorageError, storage_for
+
+__all__ = ["CATALOG_DIR", "CHECKPOINTS_DIR", "JOBS_DIR", "LAYERS", "Warehouse", "WarehouseError",
+           "default_state_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -23,19 +33,19 @@ LAYERS: tuple[str, ...] = ("bronze", "silver", "gold")
 """The medallion layers of design.md, in data-flow order."""
 
 CHECKPOINTS_DIR = "_checkpoints"
-"""Folder under the root that holds one streaming checkpoint per query."""
+"""Folder of the state folder that holds one streaming checkpoint per query."""
 
 CATALOG_DIR = "_catalog"
-"""Folder under the root that Spark's in-memory catalog may use for database folders."""
+"""Folder of the state folder that Spark's in-memory catalog may use for database folders."""
 
 JOBS_DIR = "_jobs"
-"""Folder under the root that holds the run records of ``dkg job run``."""
+"""Folder of the state folder that holds the run records of ``dkg job run``."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
-class WarehouseError(OSError):
-    """The warehouse root or one of its folders cannot be created or written."""
+class WarehouseError(StorageError):
+    """The warehouse or its state folder cannot be created, reached or written."""
 
 
 def _check_name(kind: str, name: str) -> str:
@@ -51,83 +61,79 @@ def _mkdir(path: Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise WarehouseError(
-            f"cannot create warehouse folder {path}: {exc.strerror or exc}"
-        ) from exc
+        raise WarehouseError(f"cannot create folder {path}: {exc.strerror or exc}") from exc
     return path
 
 
-def _check_writable(root: Path) -> None:
-    # A real probe file rather than os.access: root ignores permission bits, and
-    # read-only mounts only show up on an actual write.
-    try:
-        with tempfile.NamedTemporaryFile(dir=root, prefix=".write-probe-"):
-            pass
-    except OSError as exc:
-        raise WarehouseError(
-            f"warehouse root {root} is not writable: {exc.strerror or exc}"
-        ) from exc
+def default_state_dir(storage: Storage) -> Path:
+    """Where Spark's state goes for a warehouse on ``storage`` unless ``state_dir`` is set."""
+    if storage.local:
+        return Path(storage.root)
+    parsed = urlparse(storage.root)
+    return Path(".dkg", "state", parsed.scheme, parsed.netloc, *filter(None, parsed.path.split("/")))
 
 
-@dataclass(frozen=True)
 class Warehouse:
-    """A warehouse root; creates its folders on demand.
+    """A warehouse: its storage and its state folder.
 
-    Construction creates the root if needed and checks that it is writable, so a
-    bad ``--warehouse`` fails before any query starts.
+    Construction checks that the root can be written (a probe object), so a bad
+    ``--warehouse`` fails before any query starts.
 
-    Attributes:
-        root: The warehouse root; stored as an absolute path.
+    Args:
+        root: a local path or ``s3://bucket/prefix``.
+        storage_options: object-store settings (delta-rs names).
+        state_dir: where checkpoints, catalog scratch and job records go
+            (default: see the module's docstring).
 
     Raises:
-        WarehouseError: The root cannot be created or is not writable.
+        WarehouseError: the root or state folder cannot be created or written,
+            or the location's scheme is not supported.
     """
 
-    root: Path
+    def __init__(self, root: str | Path, storage_options: Mapping[str, str] | None = None,
+                 state_dir: Path | None = None) -> None:  # fmt: skip
+        try:
+            self.storage = storage_for(str(root), storage_options or {})
+            self.storage.check_writable()
+        except StorageError as exc:
+            raise WarehouseError(str(exc)) from None
+        self.state_dir = _mkdir(Path(state_dir or default_state_dir(self.storage)).absolute())
 
-    def __post_init__(self) -> None:
-        # Absolute, so Spark executors and delta-rs agree on the location
-        # whatever their working directory is.
-        object.__setattr__(self, "root", Path(self.root).expanduser().absolute())
-        _mkdir(self.root)
-        _check_writable(self.root)
+    def __repr__(self) -> str:
+        """Where the tables are."""
+        return f"Warehouse({self.root!r})"
 
-    def layer_path(self, layer: str) -> Path:
-        """The folder of one layer (created if missing)."""
-        return _mkdir(self.root / _check_name("layer", layer))
+    @property
+    def root(self) -> str:
+        """The warehouse root: an absolute local path or an object-store URI."""
+        return self.storage.root
 
-    def table_path(self, layer: str, table: str) -> Path:
-        """Where table ``<layer>.<table>`` lives; its layer folder is created if missing.
+    def table_uri(self, layer: str, table: str) -> str:
+        """Where table ``<layer>.<table>`` lives (created by its first Delta commit)."""
+        return self.storage.uri(_check_name("layer", layer), _check_name("table", table))
 
-        The table folder itself is left to the Delta writer, which creates it
-        with the first commit.
-        """
-        return self.layer_path(layer) / _check_name("table", table)
-
-    def checkpoint(self, query: str) -> Path:
-        """The checkpoint location of one streaming query (parent folder created)."""
-        return _mkdir(self.root / CHECKPOINTS_DIR) / _check_name("query", query)
+    def checkpoint(self, query: str) -> str:
+        """The checkpoint location of one streaming query (its parent folder created)."""
+        return str(_mkdir(self.state_dir / CHECKPOINTS_DIR) / _check_name("query", query))
 
     def catalog_path(self, layer: str) -> Path:
         """A scratch folder for Spark's database of one layer (created if missing)."""
-        return _mkdir(self.root / CATALOG_DIR / f"{_check_name('layer', layer)}.db")
+        return _mkdir(self.state_dir / CATALOG_DIR / f"{_check_name('layer', layer)}.db")
 
     def job_runs(self, job: str) -> Path:
         """The folder of one job spec's run records and task logs (created if missing)."""
-        return _mkdir(self.root / JOBS_DIR / _check_name("job", job))
+        return _mkdir(self.state_dir / JOBS_DIR / _check_name("job", job))
 
-    def tables(self) -> list[tuple[str, str, Path]]:
-        """Delta tables that exist now, as ``(layer, table, path)`` sorted by name.
+    def tables(self) -> list[tuple[str, str, str]]:
+        """Delta tables that exist now, as ``(layer, table, uri)`` sorted by name.
 
         A table exists once its ``_delta_log`` folder does; folders starting with
         ``_`` or ``.`` (checkpoints, catalog) are not layers.
         """
-        found: list[tuple[str, str, Path]] = []
-        for layer_dir in sorted(p for p in self.root.iterdir() if p.is_dir()):
-            if not _NAME.fullmatch(layer_dir.name):
-                continue
-            for table_dir in sorted(p for p in layer_dir.iterdir() if p.is_dir()):
-                if _NAME.fullmatch(table_dir.name) and (table_dir / "_delta_log").is_dir():
-                    found.append((layer_dir.name, table_dir.name, table_dir))
+        found: list[tuple[str, str, str]] = []
+        for layer in filter(_NAME.fullmatch, self.storage.list_dir(self.root)):
+            for table in filter(_NAME.fullmatch, self.storage.list_dir(self.storage.uri(layer))):
+                if "_delta_log" in self.storage.list_dir(self.storage.uri(layer, table)):
+                    found.append((layer, table, self.storage.uri(layer, table)))
         logger.debug("found %d tables under %s", len(found), self.root)
         return found

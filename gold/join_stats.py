@@ -103,7 +103,7 @@ _STATS_INPUT = {"record": pa.string(), "id": pa.string(), "left_created_ms": pa.
 
 
 def _read(backend: TableBackend, warehouse: Warehouse, table: str, run_id: str) -> pa.Table:
-    path = warehouse.table_path("silver", table)
+    path = warehouse.table_uri("silver", table)
     if backend.version(path) is None:
         return pa.schema(_STATS_INPUT).empty_table()
     data = backend.read(path)
@@ -116,7 +116,7 @@ def refresh_join_gold(backend: TableBackend, warehouse: Warehouse, run_id: str,
     joined = _read(backend, warehouse, "joined", run_id)
     rejects = _read(backend, warehouse, "join_rejects", run_id).to_pandas()
     stats = join_window_stats(joined, rejects, window_ms, run_id)
-    backend.merge(warehouse.table_path("gold", "join_stats"), stats,
+    backend.merge(warehouse.table_uri("gold", "join_stats"), stats,
                   ["run_id", "scope", "window_start_ms"], f"{run_id}-gold",
                   time.time_ns() // 1_000)  # fmt: skip
     cumulative = stats[stats["scope"] == "cumulative"].iloc[0].to_dict()

@@ -54,7 +54,8 @@ def routed_feed(warehouse: Warehouse, settings: GoldSettings) -> RoutedMetricsFe
         return RunMetricsAccumulator(settings.workers, settings.aggregation_window_ms,
                                      settings.process_ms, settings.speed)  # fmt: skip
 
-    return RoutedMetricsFeed(warehouse.table_path("silver", "routed"), settings.run_id, accumulator)
+    return RoutedMetricsFeed(warehouse.storage, warehouse.table_uri("silver", "routed"),
+                             settings.run_id, accumulator)
 
 
 def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: GoldSettings,
@@ -69,12 +70,12 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: GoldSett
         feed: the run's metrics feed from earlier refreshes (:func:`routed_feed`);
             None reads the run's routed rows from the start.
     """
-    windows_path = warehouse.table_path("silver", "worker_windows")
+    windows_path = warehouse.table_uri("silver", "worker_windows")
     version = backend.version(windows_path)
     if version is None:
         return False
     app_id = f"gold-refresh-{settings.run_id}"
-    gold = {name: warehouse.table_path("gold", name)
+    gold = {name: warehouse.table_uri("gold", name)
             for name in ("key_counts", "worker_load", "distribution_metrics", "hot_keys")}  # fmt: skip
     last = backend.transaction_version(gold["distribution_metrics"], app_id)
     if last is not None and last >= version:
@@ -97,7 +98,7 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: GoldSett
     metrics["window_start_ms"] = metrics["window_start_ms"].fillna(-1)  # cumulative: no window
     backend.merge(gold["distribution_metrics"], metrics, ["run_id", "scope", "window_start_ms"],
                   app_id, version)  # fmt: skip
-    snapshots = _run_rows(backend, warehouse.table_path("silver", "routing_snapshots"),
+    snapshots = _run_rows(backend, warehouse.table_uri("silver", "routing_snapshots"),
                           settings.run_id)  # fmt: skip
     hot = hot_keys_from_snapshots(snapshots, settings.grouping, settings.workers, settings.params)
     if len(hot):

@@ -19,6 +19,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from core.storage import Storage
 from core.tables.delta_log import (
     AddedFile,
     DeltaLogError,
@@ -40,13 +41,15 @@ class RoutedMetricsFeed:
     """The metrics accumulator of one run plus the ``silver.routed`` version it has read.
 
     Args:
-        path: the ``silver.routed`` table folder (local).
+        storage: where the table is.
+        path: the ``silver.routed`` table's URI.
         run_id: the run whose rows count.
         new_accumulator: builds an empty accumulator with the run's settings.
     """
 
-    def __init__(self, path: str, run_id: str,
+    def __init__(self, storage: Storage, path: str, run_id: str,
                  new_accumulator: Callable[[], RunMetricsAccumulator]) -> None:  # fmt: skip
+        self.storage = storage
         self.path = str(path)
         self.run_id = run_id
         self._new_accumulator = new_accumulator
@@ -60,10 +63,10 @@ class RoutedMetricsFeed:
         already dropped cannot be added on top: the run is then re-read from
         the table's current snapshot, as one chunk, into a new accumulator.
         """
-        latest = latest_version(self.path)
+        latest = latest_version(self.storage, self.path)
         try:
             for version in range(self.version + 1, latest + 1):
-                commit = read_commit(self.path, version, {})
+                commit = read_commit(self.storage, self.path, version, {})
                 if commit.removes_data:
                     raise DeltaLogError(f"commit {version} removed rows")
                 self._add_files(commit.adds)
@@ -71,12 +74,13 @@ class RoutedMetricsFeed:
         except DeltaLogError as why:
             logger.info("re-reading %s from its snapshot: %s", self.path, why)
             self.accumulator = self._new_accumulator()
-            self._add_files(snapshot_files(self.path, latest))
+            self._add_files(snapshot_files(self.storage, self.path, latest))
             self.version = latest
         return self.version
 
     def _add_files(self, files: tuple[AddedFile, ...] | list[AddedFile]) -> None:
-        tables = [pq.read_table(f.path, columns=FEED_COLUMNS, filters=[("run_id", "=", self.run_id)])
+        tables = [pq.read_table(self.storage.fs_path(f.path), filesystem=self.storage.filesystem,
+                                columns=FEED_COLUMNS, filters=[("run_id", "=", self.run_id)])
                   for f in files]  # fmt: skip
         rows = [t for t in tables if t.num_rows]
         if rows:

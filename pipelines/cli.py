@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     from pipelines.commands import (
         bench,
         check,
+        config,
         job,
         join,
         kafka,
@@ -69,21 +70,22 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_parser(subparsers)
     job.add_parser(subparsers)
     join.add_parser(subparsers)
+    config.add_parser(subparsers)
     return parser
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from bronze.datasets.csv_input import CsvInputError
     from bronze.datasets.registry import UnknownDatasetError
-    from core.kafka.broker import BrokerError
+    from core.kafka.admin import BrokerError
     from core.quality import DataQualityError
-    from core.warehouse import WarehouseError
+    from core.storage import StorageError
     from pipelines.commands.common import UsageError
     from silver.groupings.registry import GroupingConfigError
     from silver.parsers.registry import UnknownSourceError
 
     return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, UsageError,
-            ValidationError, WarehouseError, BrokerError, DataQualityError, UnknownSourceError)  # fmt: skip
+            ValidationError, StorageError, BrokerError, DataQualityError, UnknownSourceError)  # fmt: skip
 
 
 def _describe(exc: BaseException) -> str:

@@ -69,7 +69,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
                    backend: TableBackend, finished: Callable[[], bool], trigger_s: float = 1.0,
                    gold_every_s: float = 2.0,
                    on_refresh: Callable[[GoldRefresh], None] | None = None) -> StageTimes:  # fmt: skip
-    """Run every stage at once until ``finished()`` says so (asked once gold exists).
+    """Run every stage at once until ``finished()`` says so.
 
     Args:
         spark: the session.
@@ -78,8 +78,8 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
         spec: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
-        finished: asked every ``gold_every_s`` once gold exists; True stops the run after
-            one more gold refresh.
+        finished: asked every ``gold_every_s``; True stops the run after one more gold
+            refresh.
         trigger_s: processing-time trigger of each query.
         gold_every_s: pause between gold refreshes.
         on_refresh: told about each gold refresh (latency measurement, progress).
@@ -89,7 +89,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     """
     queries: dict[str, StreamingQuery] = {}
     times = StageTimes()
-    started, gold_written = time.monotonic(), False
+    started = time.monotonic()
     feed = routed_feed(warehouse, gold_settings(spec))
     try:
         while True:
@@ -97,12 +97,11 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
             _raise_if_failed(queries)
             time.sleep(gold_every_s)
             # Asked before the refresh, so the refresh that follows covers what it saw.
-            last_round = gold_written and finished()
+            last_round = finished()
             silver_version = _processed_version(queries.get("worker_windows"))
             # False: no worker windows yet, or nothing new since the last refresh.
             if refresh_gold(backend, warehouse, gold_settings(spec), time.monotonic() - started,
                             feed):  # fmt: skip
-                gold_written = True
                 if on_refresh is not None:
                     on_refresh(GoldRefresh(time.time(), silver_version))
             if last_round:

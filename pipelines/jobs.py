@@ -56,7 +56,10 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run: a source type through one grouping (names as in the seed)."""
+    """One run: a source type through one grouping (names as in the seed).
+
+    The windows, queue model and batch sizes are ``run.*`` settings (:class:`core.config.RunConfig`).
+    """
 
     run_id: str
     source_type: str
@@ -68,6 +71,8 @@ class RunSpec:
     aggregation_window_ms: int = 60_000
     process_ms: float = 1.0
     speed: float = 1.0
+    silver_max_bytes_per_trigger: int = 48 << 20
+    windows_max_files_per_trigger: int = 8
 
 
 @dataclass
@@ -150,32 +155,29 @@ _OUTPUTS = {"bronze": ("bronze", "raw_events"), "silver": ("silver", "routed"),
 
 def stage_output(name: str, warehouse: Warehouse) -> str:
     """The table a stage writes: the next stage's input."""
-    return str(warehouse.table_path(*_OUTPUTS[name]))
+    return str(warehouse.table_uri(*_OUTPUTS[name]))
 
 
 def _tables(warehouse: Warehouse) -> dict[str, str]:
-    return {name: str(warehouse.table_path(layer, name)) for layer, name in
+    return {name: str(warehouse.table_uri(layer, name)) for layer, name in
             (("bronze", "raw_events"), ("silver", "routed"), ("silver", "quarantine"),
              ("silver", "routing_snapshots"), ("silver", "worker_windows"))}  # fmt: skip
 
-
-# Bronze bytes per silver micro-batch: about 2.4 M ZIPF messages (20 bytes each
-# in Parquet); larger payloads, fewer.
-SILVER_BATCH_BYTES = 48 << 20
 
 Source = DataFrame | KafkaTopic
 """What bronze reads: a Kafka topic, or any streaming DataFrame with Kafka's columns."""
 
 
-def _bronze_stage(spark: SparkSession, source: Source, spec: RunSpec, table: str,
+def _bronze_stage(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Warehouse,
                   backend: TableBackend, checkpoint: str) -> Stage:  # fmt: skip
+    table = warehouse.table_uri("bronze", "raw_events")
     app_id = f"{spec.run_id}-bronze"
     if isinstance(source, KafkaTopic) and source.min_partitions is None:
         # Two similar tasks per core, however skewed the topic's partitions are.
         source = replace(source, min_partitions=2 * spark.sparkContext.defaultParallelism)
     if isinstance(source, KafkaTopic) and can_land(backend):
         # Tasks write the messages to Parquet themselves; only file names reach the driver.
-        files = landed_raw_events(spark, source, backend, table, spec.run_id)
+        files = landed_raw_events(spark, source, backend, warehouse.storage, table, spec.run_id)
         return Stage("bronze", files, landing_batch_writer(backend, table, app_id), checkpoint)
     rows = source.rows(spark) if isinstance(source, KafkaTopic) else source
     writer = foreach_batch_writer(backend, table, app_id)
@@ -189,7 +191,7 @@ def build_stage(name: str, spark: SparkSession, source: Source, spec: RunSpec,
     checkpoint = str(warehouse.checkpoint(f"{spec.run_id}-{name.removeprefix('worker_')}"))
     this_run = F.col("run_id") == spec.run_id
     if name == "bronze":
-        return _bronze_stage(spark, source, spec, tables["raw_events"], backend, checkpoint)
+        return _bronze_stage(spark, source, spec, warehouse, backend, checkpoint)
     if name == "silver":
         # One shuffle partition per splitter: Spark's scheduler then balances the
         # splitters' tasks over the cores, however skewed the Kafka partitions are.
@@ -197,14 +199,14 @@ def build_stage(name: str, spark: SparkSession, source: Source, spec: RunSpec,
         # bronze commit has (landing writes one per Kafka range).
         if delta_spark_available(spark):
             bronze = read_delta_stream(spark, tables["raw_events"], columns=BRONZE_INPUT,
-                                       max_bytes_per_trigger=SILVER_BATCH_BYTES)  # fmt: skip
+                                       max_bytes_per_trigger=spec.silver_max_bytes_per_trigger)  # fmt: skip
             routed = route_stream(bronze.where(this_run), spec.source_type, spec.splitters,
                                   spec.grouping, spec.workers, spec.params,
                                   shuffle_partitions=spec.splitters)  # fmt: skip
         else:  # rows are packed as the bronze files are read
             keys = splitter_group_keys(spark, spec.splitters, spec.splitters)
-            blocks = read_bronze_blocks(spark, tables["raw_events"], spec.run_id, spec.splitters,
-                                        keys, SILVER_BATCH_BYTES)  # fmt: skip
+            blocks = read_bronze_blocks(spark, warehouse.storage, tables["raw_events"], spec.run_id,
+                                        spec.splitters, keys, spec.silver_max_bytes_per_trigger)  # fmt: skip
             routed = route_blocks(blocks, spec.source_type, spec.splitters, spec.grouping,
                                   spec.workers, spec.params)  # fmt: skip
         writer = silver_batch_writer(backend, tables["routed"], tables["quarantine"],
@@ -212,12 +214,13 @@ def build_stage(name: str, spark: SparkSession, source: Source, spec: RunSpec,
         return Stage(name, routed, writer, checkpoint, shuffle_partitions=spec.splitters)
     app_id, window_ms = f"{spec.run_id}-windows", spec.worker_window_ms
     if delta_spark_available(spark):
-        silver_rows = read_delta_stream(spark, tables["routed"], max_files_per_trigger=8,
-                                        columns=WINDOW_INPUT)  # fmt: skip
+        silver_rows = read_delta_stream(spark, tables["routed"], columns=WINDOW_INPUT,
+                                        max_files_per_trigger=spec.windows_max_files_per_trigger)  # fmt: skip
         writer = worker_windows_writer(backend, tables["worker_windows"], app_id, window_ms)
         return Stage(name, silver_rows.where(this_run), writer, checkpoint)
     # The read tasks reduce the tuples to partials; Spark merges far fewer rows.
-    partials = read_window_partials(spark, tables["routed"], spec.run_id, window_ms, 8)
+    partials = read_window_partials(spark, warehouse.storage, tables["routed"], spec.run_id,
+                                    window_ms, spec.windows_max_files_per_trigger)  # fmt: skip
     writer = worker_windows_writer(backend, tables["worker_windows"], app_id, window_ms,
                                    pre_aggregated=True)  # fmt: skip
     return Stage(name, partials, writer, checkpoint)

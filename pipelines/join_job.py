@@ -1,4 +1,4 @@
-"""The join pipeline: generate two topics, run the partition-aware join, build gold.
+"""The join pipeline: two topics (generated, or given as they are), the join, then gold.
 
 One streaming query reads both topics (Kafka -> ``silver.joined``,
 ``silver.join_rejects``, ``silver.join_state``) with its own checkpoint; gold
@@ -23,8 +23,9 @@ from pyspark.sql import SparkSession
 
 from bronze.join_data import JoinData, JoinDataSpec, generate, produce_phase
 from core.config import JoinConfig
-from core.kafka.broker import BrokerError, end_offsets, topic_exists
-from core.kafka.source import read_kafka_stream
+from core.kafka.admin import BrokerError, end_offsets, topic_exists
+from core.kafka.client import KafkaClient
+from core.kafka.source import KafkaTopic, read_kafka_stream
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.join_stats import refresh_join_gold
@@ -37,6 +38,7 @@ __all__ = [
     "JoinResult",
     "data_spec",
     "ensure_phase",
+    "generated_topics",
     "ground_truth_check",
     "join_run_id",
     "run_join",
@@ -47,11 +49,21 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class JoinRequest:
-    """What ``dkg join`` was asked to do."""
+    """What ``dkg join`` was asked to do.
 
-    data: JoinDataSpec
+    Attributes:
+        data: the generated data set; None: the topics are joined as they are.
+        topics: left and right topic.
+        client: the Kafka.
+        params: the join's settings.
+        shards: stateful groups of the join state.
+        max_offsets_per_trigger: per topic and micro-batch.
+        stats_window_ms: ``gold.join_stats`` windows.
+    """
+
+    data: JoinDataSpec | None
     topics: tuple[str, str]
-    bootstrap: str
+    client: KafkaClient
     params: JoinParams
     shards: int = 2
     max_offsets_per_trigger: int | None = 200_000
@@ -80,42 +92,50 @@ def data_spec(conf: JoinConfig, **overrides: Any) -> JoinDataSpec:
     return JoinDataSpec(**values)
 
 
+def generated_topics(data: JoinDataSpec) -> tuple[str, str]:
+    """The left and right topic of a generated data set, named after what defines it."""
+    stall = "" if data.stall_partition is None else f"-stall{data.stall_partition}"
+    base = f"join-{data.lefts}-m{int(data.match_ratio * 100)}-j{data.jump_max_ms}-s{data.seed}{stall}"
+    return f"{base}-left", f"{base}-right"
+
+
 def join_run_id(request: JoinRequest) -> str:
     """Stable per topics and join settings, so the same command resumes its checkpoint."""
     p = request.params
     return f"join.{request.topics[0]}.w{p.window_ms}.d{p.sync_delay_ms}.s{request.shards}"
 
 
-def _total(bootstrap: str, topic: str) -> int:
-    return sum(end_offsets(bootstrap, topic).values()) if topic_exists(bootstrap, topic) else 0
+def _total(client: KafkaClient, topic: str) -> int:
+    return sum(end_offsets(client, topic).values()) if topic_exists(client, topic) else 0
 
 
 def ensure_phase(request: JoinRequest, data: JoinData, phase: int,
                  progress: Callable[[int], None] | None = None) -> int:  # fmt: skip
     """Produce one phase unless the topics already hold it; returns messages produced."""
+    assert request.data is not None  # noqa: S101 - only generated data has phases
     records = data.records
     before = records[records["phase"] < phase].groupby("side").size()
     through = records[records["phase"] <= phase].groupby("side").size()
-    present = [_total(request.bootstrap, t) for t in request.topics]
+    present = [_total(request.client, t) for t in request.topics]
     if present == [int(through.get(s, 0)) for s in (0, 1)]:
         logger.info("topics %s already hold phase %d", request.topics, phase)
         return 0
     if present != [int(before.get(s, 0)) for s in (0, 1)]:
         raise BrokerError(f"topics {request.topics} hold {present} messages, which matches no "
                           "phase of this data set (other data is there); use other --topics")  # fmt: skip
-    return produce_phase(data.phase(phase), request.bootstrap, request.topics,
+    return produce_phase(data.phase(phase), request.client, request.topics,
                          request.data.partitions, progress)  # fmt: skip
 
 
 def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, backend: TableBackend,
            run_id: str) -> None:  # fmt: skip
     cap = request.max_offsets_per_trigger
-    left, right = (read_kafka_stream(spark, request.bootstrap, t, "earliest", cap)
+    left, right = (read_kafka_stream(spark, KafkaTopic(request.client, t, "earliest", cap))
                    for t in request.topics)  # fmt: skip
     rows = join_stream(left, right, request.params, request.shards, run_id)
-    writer = join_batch_writer(backend, warehouse.table_path("silver", "joined"),
-                               warehouse.table_path("silver", "join_rejects"),
-                               warehouse.table_path("silver", "join_state"), run_id)  # fmt: skip
+    writer = join_batch_writer(backend, warehouse.table_uri("silver", "joined"),
+                               warehouse.table_uri("silver", "join_rejects"),
+                               warehouse.table_uri("silver", "join_state"), run_id)  # fmt: skip
     query = (rows.writeStream.queryName("join").foreachBatch(writer)
              .option("checkpointLocation", str(warehouse.checkpoint(f"{run_id}-join")))
              .trigger(availableNow=True).start())  # fmt: skip
@@ -128,9 +148,17 @@ def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, back
 
 def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, backend: TableBackend,
              progress: Callable[[int, str], None] | None = None) -> JoinResult:  # fmt: skip
-    """Produce (what is missing) and join every phase, then rebuild the join's gold table."""
+    """Produce (what is missing) and join every phase, then rebuild the join's gold table.
+
+    Topics given as they are (no ``request.data``) are joined up to their end
+    offsets at start, in one phase.
+    """
     run_id = join_run_id(request)
     seconds, phase, phases = 0.0, 0, 1
+    if request.data is None:
+        started = time.monotonic()
+        _drain(spark, request, warehouse, backend, run_id)
+        seconds, phases = time.monotonic() - started, 0
     while phase < phases:
         # Generated again per phase (it is deterministic) rather than held: a large data
         # set would otherwise sit in the driver's memory through every drain.
@@ -162,7 +190,7 @@ def ground_truth_check(backend: TableBackend, warehouse: Warehouse, run_id: str,
     from gold.join_stats import dedup_joined
 
     data = generate(spec)
-    table = backend.read(warehouse.table_path("silver", "joined"))
+    table = backend.read(warehouse.table_uri("silver", "joined"))
     joined = dedup_joined(table.filter(pc.equal(table["run_id"], run_id)))
     matched = joined[joined["record"] == "matched"]
     unmatched = set(joined.loc[joined["record"] == "unmatched", "id"])

@@ -10,6 +10,7 @@ Extra options: ``runId`` (only this run's rows), ``splitters``, ``groupKeys``
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from typing import ClassVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -17,6 +18,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from bronze.schemas import RAW_EVENTS_ARROW
+from core.storage import LOCAL_FILES, Storage
 from core.tables.stream_source import (
     DeltaFilesPartition,
     DeltaStreamReader,
@@ -32,10 +34,11 @@ BLOCKS_FORMAT = "dkg_bronze_blocks"
 
 
 class _BlocksReader(DeltaStreamReader):
-    def __init__(self, options: Mapping[str, str], bronze_columns: Sequence[str]) -> None:
+    def __init__(self, options: Mapping[str, str], bronze_columns: Sequence[str],
+                 storage: Storage) -> None:  # fmt: skip
         # The columns' types are bronze's contract: no table I/O in every read task.
         arrow = pa.schema([RAW_EVENTS_ARROW.field(name) for name in bronze_columns])
-        super().__init__(parse_options(options, None), from_arrow_schema(arrow))
+        super().__init__(parse_options(options, None), from_arrow_schema(arrow), storage)
         self._run_id = options.get("runId")
         self._splitters = int(options["splitters"])
         self._group_keys = [int(k) for k in options["groupKeys"].split(",")]
@@ -43,14 +46,16 @@ class _BlocksReader(DeltaStreamReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         """The partition's files, packed per splitter (runs on executors)."""
         assert isinstance(partition, DeltaFilesPartition)  # noqa: S101 - Spark contract
-        for rows in read_files(partition.files, self._schema):
+        for rows in read_files(partition.files, self._schema, self._storage):
             blocks = bronze_blocks(rows, self._splitters, self._group_keys, self._run_id)
             if blocks.num_rows:
                 yield blocks
 
 
 class BronzeBlocksSource(DataSource):
-    """Streams ``bronze.raw_events`` as ``BRONZE_BLOCKS_DDL`` rows."""
+    """Streams ``bronze.raw_events`` as ``BRONZE_BLOCKS_DDL`` rows (bound to a storage)."""
+
+    storage: ClassVar[Storage] = LOCAL_FILES
 
     @classmethod
     def name(cls) -> str:
@@ -63,4 +68,4 @@ class BronzeBlocksSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The micro-batch reader."""
-        return _BlocksReader(self.options, BRONZE_INPUT)  # options: case-insensitive
+        return _BlocksReader(self.options, BRONZE_INPUT, self.storage)  # options: case-insensitive

@@ -20,8 +20,10 @@ from pyspark.sql.streaming.state import GroupStateTimeout
 
 from core.spark.input_rows import observe_input_rows
 from core.spark.placement import spread_group_keys
+from core.spark.sources import bind_source
+from core.storage import Storage
 from silver.blocks import BRONZE_BLOCKS_DDL, ROUTED_BLOCKS_DDL, bronze_blocks
-from silver.bronze_source import BLOCKS_FORMAT, BronzeBlocksSource
+from silver.bronze_source import BronzeBlocksSource
 from silver.routing import route_blocks_with_state
 from silver.schemas import BRONZE_INPUT, ROUTING_STATE_DDL
 
@@ -37,12 +39,13 @@ def splitter_group_keys(
     return spread_group_keys(splitters, partitions)
 
 
-def read_bronze_blocks(spark: SparkSession, bronze: str, run_id: str, splitters: int,
+def read_bronze_blocks(spark: SparkSession, storage: Storage, bronze: str, run_id: str,
+                       splitters: int,
                        group_keys: Sequence[int], max_bytes_per_trigger: int | None = None,
                        ) -> DataFrame:  # fmt: skip
     """The run's new bronze rows as a stream of blocks, packed while the files are read."""
-    spark.dataSource.register(BronzeBlocksSource)
-    reader = spark.readStream.format(BLOCKS_FORMAT).option("path", bronze).option("runId", run_id)
+    source = bind_source(spark, BronzeBlocksSource, storage=storage)
+    reader = spark.readStream.format(source).option("path", bronze).option("runId", run_id)
     reader = reader.option("splitters", str(splitters))
     reader = reader.option("groupKeys", ",".join(map(str, group_keys)))
     if max_bytes_per_trigger:

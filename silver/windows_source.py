@@ -11,6 +11,7 @@ rows) and ``windowMs`` (the worker window).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,6 +21,8 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from core.spark.input_rows import observe_input_rows
+from core.spark.sources import bind_source
+from core.storage import LOCAL_FILES, Storage
 from core.tables.stream_source import (
     DeltaFilesPartition,
     DeltaStreamReader,
@@ -35,17 +38,17 @@ PARTIALS_FORMAT = "dkg_window_partials"
 
 
 class _PartialsReader(DeltaStreamReader):
-    def __init__(self, options: Mapping[str, str]) -> None:
+    def __init__(self, options: Mapping[str, str], storage: Storage) -> None:
         # The columns' types are silver.routed's contract: no table I/O in every read task.
         arrow = pa.schema([ROUTED_ARROW.field(name) for name in WINDOW_INPUT])
-        super().__init__(parse_options(options, None), from_arrow_schema(arrow))
+        super().__init__(parse_options(options, None), from_arrow_schema(arrow), storage)
         self._run_id = options.get("runId")
         self._window_ms = int(options["windowMs"])
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         """The partition's files as partials (runs on executors)."""
         assert isinstance(partition, DeltaFilesPartition)  # noqa: S101 - Spark contract
-        batches = list(read_files(partition.files, self._schema))
+        batches = list(read_files(partition.files, self._schema, self._storage))
         if not batches:
             return
         rows = pa.Table.from_batches(batches)
@@ -55,7 +58,9 @@ class _PartialsReader(DeltaStreamReader):
 
 
 class RoutedPartialsSource(DataSource):
-    """Streams ``silver.routed`` as ``PARTIALS_DDL`` rows."""
+    """Streams ``silver.routed`` as ``PARTIALS_DDL`` rows (bound to a storage)."""
+
+    storage: ClassVar[Storage] = LOCAL_FILES
 
     @classmethod
     def name(cls) -> str:
@@ -68,14 +73,15 @@ class RoutedPartialsSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The micro-batch reader."""
-        return _PartialsReader(self.options)  # options: case-insensitive
+        return _PartialsReader(self.options, self.storage)  # options: case-insensitive
 
 
-def read_window_partials(spark: SparkSession, routed: str, run_id: str, window_ms: int,
-                         max_files_per_trigger: int | None = None) -> DataFrame:  # fmt: skip
+def read_window_partials(spark: SparkSession, storage: Storage, routed: str, run_id: str,
+                         window_ms: int, max_files_per_trigger: int | None = None,
+                         ) -> DataFrame:  # fmt: skip
     """The run's new routed tuples as a stream of worker-window partials."""
-    spark.dataSource.register(RoutedPartialsSource)
-    reader = spark.readStream.format(PARTIALS_FORMAT).option("path", routed)
+    source = bind_source(spark, RoutedPartialsSource, storage=storage)
+    reader = spark.readStream.format(source).option("path", routed)
     reader = reader.option("runId", run_id).option("windowMs", str(window_ms))
     if max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))

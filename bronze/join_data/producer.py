@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from core.kafka.broker import BrokerError, check_reachable, ensure_topic
+from core.kafka.admin import BrokerError, check_reachable, ensure_topic
+from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, open_producer, send
 
 __all__ = ["encode_value", "produce_phase"]
@@ -29,7 +30,7 @@ def encode_value(record_id: str | None, created_ms: int) -> bytes:
     return json.dumps({"id": record_id, "created_ms": created_ms}).encode()
 
 
-def produce_phase(records: pd.DataFrame, bootstrap: str, topics: tuple[str, str], partitions: int,
+def produce_phase(records: pd.DataFrame, client: KafkaClient, topics: tuple[str, str], partitions: int,
                   progress: Callable[[int], None] | None = None) -> int:  # fmt: skip
     """Send ``records`` (generator rows) to ``topics`` = (left, right); returns the count.
 
@@ -38,11 +39,11 @@ def produce_phase(records: pd.DataFrame, bootstrap: str, topics: tuple[str, str]
     """
     from confluent_kafka import KafkaException
 
-    check_reachable(bootstrap)
+    check_reachable(client.bootstrap)
     for topic in topics:
-        ensure_topic(bootstrap, topic, partitions)
+        ensure_topic(client, topic, partitions)
     failures = DeliveryErrors()
-    producer = open_producer(bootstrap, "dkg-join-producer", failures)
+    producer = open_producer(client, "dkg-join-producer", failures)
     sent = 0
     try:
         rows = zip(records["side"].tolist(), records["partition"].tolist(), records["id"].tolist(),
@@ -55,15 +56,15 @@ def produce_phase(records: pd.DataFrame, bootstrap: str, topics: tuple[str, str]
             if sent % 10_000 == 0:
                 producer.poll(0)
                 if failures.first:
-                    raise BrokerError(f"producing to {topics} at {bootstrap} failed: {failures.first}")
+                    raise BrokerError(f"producing to {topics} at {client.bootstrap} failed: {failures.first}")
                 if progress is not None:
                     progress(sent)
         if producer.flush(60.0):
-            raise BrokerError(f"producing to {topics} at {bootstrap}: messages still unsent after 60 s")
+            raise BrokerError(f"producing to {topics} at {client.bootstrap}: messages still unsent after 60 s")
     except KafkaException as exc:
-        raise BrokerError(f"producing to {topics} at {bootstrap} failed: {exc}") from None
+        raise BrokerError(f"producing to {topics} at {client.bootstrap} failed: {exc}") from None
     if failures.first:
-        raise BrokerError(f"producing to {topics} at {bootstrap} failed: {failures.first}")
+        raise BrokerError(f"producing to {topics} at {client.bootstrap} failed: {failures.first}")
     if progress is not None:
         progress(sent)
     logger.info("produced %d join records to %s", sent, topics)

@@ -1,13 +1,10 @@
-"""A local Kafka-protocol broker (noida-db from PyPI), and topic helpers for any Kafka.
+"""The embedded Kafka-protocol broker: noida-db from PyPI, on loopback, for the local profile.
 
-``LocalBroker`` starts the binary shipped inside the ``noida_db`` package on
-loopback with its own data dir, records its pid in a state file so another
-process can ask for its status or stop it (SIGINT, then SIGKILL), and waits
-until it answers Kafka requests.
-
-Topics are created with unlimited retention: noida-db otherwise truncates a
-partition's log after a few megabytes, and a pipeline that reads from the
-beginning would silently miss messages.
+:class:`LocalBroker` starts the binary shipped inside the ``noida_db`` package
+with its own data dir, records its pid in a state file so another process (a
+later ``dkg run``, ``dkg kafka status``) finds it, and waits until it answers
+Kafka requests. It is used only when no Kafka is named; the settings it needs
+are the ``local`` profile's (``conf/local.yaml``).
 """
 
 from __future__ import annotations
@@ -24,25 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-__all__ = [
-    "BrokerError",
-    "BrokerStatus",
-    "LocalBroker",
-    "check_reachable",
-    "end_offsets",
-    "ensure_topic",
-    "free_port",
-    "topic_exists",
-]
+from core.kafka.admin import BrokerError, check_reachable
+
+__all__ = ["BrokerStatus", "LocalBroker", "free_port"]
 
 logger = logging.getLogger(__name__)
 
 STATE_FILE = "broker.json"
-TOPIC_CONFIGS = {"retention.ms": "-1", "retention.bytes": "-1"}
-
-
-class BrokerError(RuntimeError):
-    """The broker cannot be started, reached or asked."""
 
 
 @dataclass(frozen=True)
@@ -83,34 +68,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def check_reachable(bootstrap: str, timeout_s: float = 3.0) -> None:
-    """Fail fast when no bootstrap server accepts TCP connections.
+def _answers(bootstrap: str) -> None:
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
 
-    kafka-python only gives up after its 30 s bootstrap timeout; a user who
-    mistyped ``--bootstrap-servers`` should hear about it in seconds.
-    """
-    problems = []
-    for server in filter(None, (s.strip() for s in bootstrap.split(","))):
-        host, _, port = server.rpartition(":")
-        try:
-            with socket.create_connection((host.strip("[]") or "localhost", int(port)), timeout_s):
-                return
-        except (OSError, ValueError) as exc:
-            problems.append(f"{server} ({exc.strerror or exc})" if isinstance(exc, OSError)
-                            else f"{server} (expected HOST:PORT)")  # fmt: skip
-    raise BrokerError(f"cannot reach Kafka at {bootstrap}: {', '.join(problems) or 'no servers'}")
-
-
-def _admin(bootstrap: str, timeout_s: float = 5.0):  # kafka-python is untyped
-    from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
-
-    check_reachable(bootstrap, timeout_s)
+    check_reachable(bootstrap, timeout_s=2.0)
     try:
-        return KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout_s * 1000),
-                                client_id="dkg-admin")  # fmt: skip
-    except (KafkaError, OSError, ValueError) as exc:
-        raise BrokerError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+        AdminClient({"bootstrap.servers": bootstrap, "log_level": 0}).list_topics(timeout=2.0)
+    except KafkaException as exc:
+        raise BrokerError(f"{bootstrap} does not answer yet: {exc}") from None
 
 
 class LocalBroker:
@@ -158,7 +124,7 @@ class LocalBroker:
             if process.poll() is not None:
                 break
             try:
-                _admin(bootstrap, timeout_s=2.0).close()
+                _answers(bootstrap)
                 logger.info("local Kafka broker up at %s (pid %d)", bootstrap, process.pid)
                 return bootstrap
             except BrokerError:
@@ -198,49 +164,3 @@ class LocalBroker:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
         self.stop()
-
-
-def topic_exists(bootstrap: str, topic: str) -> bool:
-    """Whether ``topic`` exists on the broker."""
-    admin = _admin(bootstrap)
-    try:
-        return topic in admin.list_topics()
-    finally:
-        admin.close()
-
-
-def ensure_topic(bootstrap: str, topic: str, partitions: int) -> None:
-    """Create ``topic`` with ``partitions`` partitions and unlimited retention if missing."""
-    from kafka.admin import NewTopic
-    from kafka.errors import TopicAlreadyExistsError
-
-    admin = _admin(bootstrap)
-    try:
-        if topic in admin.list_topics():
-            return
-        admin.create_topics([NewTopic(topic, partitions, 1, topic_configs=TOPIC_CONFIGS)])
-    except TopicAlreadyExistsError:
-        pass
-    finally:
-        admin.close()
-
-
-def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
-    """Next offset of every partition of ``topic`` (its current end)."""
-    from kafka import KafkaConsumer, TopicPartition
-    from kafka.errors import KafkaError
-
-    check_reachable(bootstrap)
-    try:
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                 request_timeout_ms=10_000, client_id="dkg-offsets")  # fmt: skip
-    except (KafkaError, OSError, ValueError) as exc:
-        raise BrokerError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
-    try:
-        partitions = consumer.partitions_for_topic(topic)
-        if not partitions:
-            raise BrokerError(f"topic {topic!r} does not exist on {bootstrap}")
-        offsets = consumer.end_offsets([TopicPartition(topic, p) for p in sorted(partitions)])
-        return {tp.partition: int(offset) for tp, offset in offsets.items()}
-    finally:
-        consumer.close()

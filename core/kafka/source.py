@@ -1,18 +1,20 @@
-"""Spark reads Kafka through a Python data source (``format("dkg_kafka")``).
+"""Spark reads Kafka through a Python data source (``dkg_kafka``).
 
 The Spark Kafka connector jar cannot be fetched on machines without Maven
 Central, so this source speaks Kafka with confluent-kafka (librdkafka). Offsets are
 ``{"<partition>": next_offset}`` dicts that Spark checkpoints; each micro-batch
-reads exactly ``[start, end)`` of every partition, one Spark task per partition,
-and yields Arrow record batches with the columns of Spark's own Kafka source.
-Where the native ``kafka`` format is on the classpath, :func:`read_kafka_stream`
-uses it instead.
+reads exactly ``[start, end)`` of every partition and yields Arrow record
+batches with the columns of Spark's own Kafka source. The connection (a
+:class:`~core.kafka.client.KafkaClient`, credentials included) rides in the
+source class (:func:`core.spark.sources.bind_source`), never in options. Where
+the native ``kafka`` format is on the classpath, :func:`read_kafka_stream` uses
+it instead.
 
-Options: ``bootstrap.servers``, ``topic``, ``startingOffsets`` (``earliest`` or
-``latest``), ``maxOffsetsPerTrigger`` (optional cap per micro-batch),
-``minPartitions`` (split a micro-batch's ranges so that it has about this many
-tasks of similar size: keyed topics are skewed, and one task per partition
-would leave a core idle while the hot partition is read).
+Options: ``topic``, ``startingOffsets`` (``earliest`` or ``latest``),
+``maxOffsetsPerTrigger`` (optional cap per micro-batch), ``minPartitions``
+(split a micro-batch's ranges so that it has about this many tasks of similar
+size: keyed topics are skewed, and one task per partition would leave a core
+idle while the hot partition is read).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -35,15 +38,17 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from core.gc_pause import gc_paused
-from core.kafka.broker import BrokerError, end_offsets, topic_exists
+from core.kafka.admin import BrokerError, end_offsets, topic_exists
+from core.kafka.client import KafkaClient
+from core.spark.sources import bind_source
 
 __all__ = [
     "KAFKA_SCHEMA",
-    "RECEIVE_MAX_BYTES",
     "KafkaRange",
     "KafkaSource",
     "KafkaStreamReader",
     "KafkaTopic",
+    "kafka_format",
     "read_kafka_stream",
     "read_range",
     "split_range",
@@ -60,15 +65,12 @@ _ARROW_SCHEMA = pa.schema([
 ])  # fmt: skip
 POLL_RECORDS = 50_000
 STALL_SECONDS = 60.0
-RECEIVE_MAX_BYTES = 2_147_483_647  # librdkafka's largest receive.message.max.bytes
-QUEUED_MIN_MESSAGES = 1
 
 
 @dataclass(frozen=True)
 class KafkaRange(InputPartition):
     """Offsets ``[start, end)`` of one topic partition (one Spark task)."""
 
-    bootstrap: str
     topic: str
     partition: int
     start: int
@@ -96,11 +98,11 @@ def _cap(start: dict[str, int], latest: dict[str, int], limit: int) -> dict[str,
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Plans micro-batches from the broker's end offsets; executors read the ranges."""
 
-    def __init__(self, options: dict[str, str]) -> None:
-        """Keep options only (Spark also builds readers just for planning)."""
+    def __init__(self, options: dict[str, str], client: KafkaClient) -> None:
+        """Keep options and the connection only (Spark also builds readers just for planning)."""
         options = {k.lower(): v for k, v in options.items()}  # Spark hands them over lower-cased
+        self.client = client
         try:
-            self.bootstrap = options["bootstrap.servers"]
             self.topic = options["topic"]
         except KeyError as exc:
             raise BrokerError(f"the dkg_kafka source needs the option {exc.args[0]!r}") from None
@@ -111,7 +113,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._frozen: dict[str, int] | None = None
 
     def _latest(self) -> dict[str, int]:
-        return {str(p): o for p, o in end_offsets(self.bootstrap, self.topic).items()}
+        return {str(p): o for p, o in end_offsets(self.client, self.topic).items()}
 
     def initialOffset(self) -> dict[str, int]:
         """Offset 0 of every partition (``earliest``), or the current ends (``latest``)."""
@@ -138,14 +140,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ranges = [(int(p), start.get(p, 0), o)
                   for p, o in sorted(end.items(), key=lambda item: int(item[0]))
                   if o > start.get(p, 0)]  # fmt: skip
-        return [KafkaRange(self.bootstrap, self.topic, partition, first, last)
+        return [KafkaRange(self.topic, partition, first, last)
                 for partition, begin, stop in ranges
                 for first, last in split_range(begin, stop, _chunk(ranges, self.min_partitions))]  # fmt: skip
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         """Exactly the partition's offset range, as Arrow batches (runs on executors)."""
         assert isinstance(partition, KafkaRange)  # noqa: S101 - Spark contract
-        return read_range(partition)
+        return read_range(partition, self.client)
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to do: Spark's checkpoint holds the offsets."""
@@ -163,27 +165,17 @@ def split_range(begin: int, stop: int, chunk: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-def read_range(task: KafkaRange) -> Iterator[pa.RecordBatch]:
+def read_range(task: KafkaRange, client: KafkaClient) -> Iterator[pa.RecordBatch]:
     """Exactly offsets ``[start, end)`` of one partition, as Arrow batches of Kafka's columns."""
     # librdkafka (confluent-kafka) reads several times faster than kafka-python's
     # per-record Python loop, which would cap ingest below the pipeline's target.
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({
-        "bootstrap.servers": task.bootstrap, "group.id": "dkg-spark", "client.id": "dkg-spark",
-        "enable.auto.commit": False, "enable.partition.eof": False,
-        "fetch.max.bytes": 64 << 20, "max.partition.fetch.bytes": 8 << 20,
-        # The local broker answers a fetch with everything past the offset, whatever
-        # the limits above say; librdkafka would refuse a response over 100 MB (a
-        # partition backlog of about a million messages) and retry it forever.
-        "receive.message.max.bytes": RECEIVE_MAX_BYTES,
-        # Fetch again only once the queue is empty. By default librdkafka fetches
-        # until 100,000 messages are queued, and the local broker answers a fetch
-        # at the partition's end at once (no long poll): the consumer and the
-        # broker then spun for as long as the task ran, a core between them.
-        "queued.min.messages": QUEUED_MIN_MESSAGES,
+    consumer = Consumer(client.consumer_settings(**{
+        "group.id": "dkg-spark", "client.id": "dkg-spark", "enable.auto.commit": False,
+        "enable.partition.eof": False,
         "log_level": 3,  # errors only: connection chatter at close is expected
-    })  # fmt: skip
+    }))  # fmt: skip
     closed = False
     try:
         consumer.assign([TopicPartition(task.topic, task.partition, task.start)])
@@ -230,7 +222,9 @@ def _to_arrow(records: list, topic: str, partition: int) -> pa.RecordBatch:
 
 
 class KafkaSource(DataSource):
-    """``format("dkg_kafka")``: a Kafka topic as a stream."""
+    """``dkg_kafka``: a Kafka topic as a stream; :func:`kafka_format` binds the connection."""
+
+    client: ClassVar[KafkaClient | None] = None
 
     @classmethod
     def name(cls) -> str:
@@ -243,7 +237,15 @@ class KafkaSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The micro-batch reader."""
-        return KafkaStreamReader(dict(self.options))
+        if self.client is None:
+            raise BrokerError("dkg_kafka has no connection: register it with kafka_format()")
+        return KafkaStreamReader(dict(self.options), self.client)
+
+
+def kafka_format(spark: SparkSession, client: KafkaClient,
+                 source: type[KafkaSource] = KafkaSource) -> str:  # fmt: skip
+    """Register ``source`` bound to ``client`` in this session; returns its format name."""
+    return bind_source(spark, source, client=client)
 
 
 @dataclass(frozen=True)
@@ -251,19 +253,18 @@ class KafkaTopic:
     """A topic to stream, before it becomes a DataFrame.
 
     Jobs take this rather than rows when they may read the topic their own way
-    (bronze lands it straight to Parquet on a local delta-rs warehouse).
+    (bronze lands it straight to Parquet with the delta-rs backend).
     """
 
-    bootstrap: str
+    client: KafkaClient
     topic: str
     starting: str = "earliest"
     max_offsets_per_trigger: int | None = None
     min_partitions: int | None = None
 
     def options(self) -> dict[str, str]:
-        """The ``dkg_kafka`` reader options for this topic."""
-        options = {"bootstrap.servers": self.bootstrap, "topic": self.topic,
-                   "startingOffsets": self.starting}  # fmt: skip
+        """The ``dkg_kafka`` reader options for this topic (no connection settings)."""
+        options = {"topic": self.topic, "startingOffsets": self.starting}
         if self.max_offsets_per_trigger:
             options["maxOffsetsPerTrigger"] = str(self.max_offsets_per_trigger)
         if self.min_partitions:
@@ -272,8 +273,7 @@ class KafkaTopic:
 
     def rows(self, spark: SparkSession) -> DataFrame:
         """The topic as a streaming DataFrame of Kafka's columns."""
-        return read_kafka_stream(spark, self.bootstrap, self.topic, self.starting,
-                                 self.max_offsets_per_trigger, self.min_partitions)  # fmt: skip
+        return read_kafka_stream(spark, self)
 
 
 def _native_kafka(spark: SparkSession) -> bool:
@@ -285,27 +285,42 @@ def _native_kafka(spark: SparkSession) -> bool:
     return True
 
 
-def read_kafka_stream(spark: SparkSession, bootstrap: str, topic: str, starting: str = "earliest",
-                      max_offsets_per_trigger: int | None = None,
-                      min_partitions: int | None = None) -> DataFrame:  # fmt: skip
+def _native_options(client: KafkaClient) -> dict[str, str]:
+    # Spark's own connector passes `kafka.`-prefixed options to the Java client, whose
+    # names differ from librdkafka's for credentials and certificates.
+    settings = client.consumer_settings()
+    options = {"kafka.bootstrap.servers": client.bootstrap,
+               "kafka.security.protocol": settings.get("security.protocol", "plaintext").upper()}
+    if "sasl.mechanism" in settings:
+        module = ("plain.PlainLoginModule" if settings["sasl.mechanism"] == "PLAIN"
+                  else "scram.ScramLoginModule")
+        options["kafka.sasl.mechanism"] = settings["sasl.mechanism"]
+        options["kafka.sasl.jaas.config"] = (
+            f"org.apache.kafka.common.security.{module} required "
+            f'username="{settings.get("sasl.username", "")}" '
+            f'password="{settings.get("sasl.password", "")}";')
+    if "ssl.ca.location" in settings:
+        options["kafka.ssl.truststore.type"] = "PEM"
+        options["kafka.ssl.truststore.location"] = settings["ssl.ca.location"]
+    return options  # fmt: skip
+
+
+def read_kafka_stream(spark: SparkSession, topic: KafkaTopic) -> DataFrame:
     """A Kafka topic as a streaming DataFrame (native connector when present).
 
     Raises:
-        BrokerError: the broker cannot be reached or has no such topic (asked here,
-            on the driver, so the message is not buried in a failed query's trace).
+        BrokerError: Kafka cannot be reached or has no such topic (asked here, on
+            the driver, so the message is not buried in a failed query's trace).
     """
-    if not topic_exists(bootstrap, topic):
-        raise BrokerError(f"topic {topic!r} does not exist on {bootstrap}")
-    native = _native_kafka(spark)
-    if not native:
-        spark.dataSource.register(KafkaSource)
-    reader = spark.readStream.format("kafka" if native else "dkg_kafka")
-    reader = reader.option("kafka.bootstrap.servers" if native else "bootstrap.servers", bootstrap)
-    reader = reader.option("subscribe" if native else "topic", topic)
-    reader = reader.option("startingOffsets", starting)
-    if max_offsets_per_trigger:
-        reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
-    if min_partitions:
-        reader = reader.option("minPartitions", str(min_partitions))
-    frame = reader.load()
-    return frame.select(*[c.split()[0] for c in KAFKA_SCHEMA.split(", ")]) if native else frame
+    if not topic_exists(topic.client, topic.topic):
+        raise BrokerError(f"topic {topic.topic!r} does not exist on {topic.client.bootstrap}")
+    if not _native_kafka(spark):
+        return spark.readStream.format(kafka_format(spark, topic.client)).options(
+            **topic.options()).load()
+    reader = spark.readStream.format("kafka").options(**_native_options(topic.client))
+    reader = reader.option("subscribe", topic.topic).option("startingOffsets", topic.starting)
+    if topic.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(topic.max_offsets_per_trigger))
+    if topic.min_partitions:
+        reader = reader.option("minPartitions", str(topic.min_partitions))
+    return reader.load().select(*[c.split()[0] for c in KAFKA_SCHEMA.split(", ")])

@@ -6,30 +6,30 @@ external catalog table ``CREATE TABLE gold.key_counts USING <source> LOCATION
 '<path>'`` backed by the Python data source. Spark 4.2 does not hand a catalog
 table's ``OPTIONS``/``LOCATION`` to a Python data source (the reader sees no
 options), so every table gets its own tiny subclass of :class:`DeltaSource` with
-the path fixed, registered under its own format name (``dkg_delta__gold__key_counts__<hash>``).
+the table fixed, registered under its own format name (:func:`~core.tables.stream_source.delta_format`).
 Temporary views were not an option: their names cannot have a namespace. The
 catalog is Spark's in-memory one, so call :func:`register_tables` once per
-session (it is cheap: no data is read). Database folders go under
-``<root>/_catalog`` so nothing lands in the working directory, and dropping a
-database there never touches table data (the tables are external).
+session (it is cheap: no data is read). Database folders go under the
+warehouse's state folder (``_catalog``) so nothing lands in the working
+directory, and dropping a database there never touches table data (the tables
+are external).
 
 With delta-spark loaded, tables are plain ``USING delta`` tables instead.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.spark.session import delta_spark_available
+from core.spark.sources import register_once
+from core.storage import LOCAL_FILES, Storage
 from core.tables.base import TableBackend, TablePath
 from core.tables.delta_rs import DeltaRsBackend
 from core.tables.delta_spark import DeltaSparkBackend
-from core.tables.stream_source import SOURCE_NAME, DeltaSource
+from core.tables.stream_source import DeltaSource, delta_format
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -47,34 +47,21 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-def _registered(spark: SparkSession, name: str) -> bool:
-    # No public API asks this; re-registering works but logs a warning each time.
-    try:
-        manager = spark._jsparkSession.sessionState().dataSourceManager()  # noqa: SLF001
-        return bool(manager.dataSourceExists(name))
-    except Exception:  # py4j or API drift: fall back to registering again
-        logger.debug("cannot query registered data sources", exc_info=True)
-        return False
-
-
-def _register_once(spark: SparkSession, source: type[DeltaSource]) -> None:
-    if not _registered(spark, source.name()):
-        spark.dataSource.register(source)
-
-
 def register_source(spark: SparkSession) -> None:
-    """Register ``format("dkg_delta")`` in this session (idempotent)."""
-    _register_once(spark, DeltaSource)
+    """Register ``format("dkg_delta")`` (local tables, ``path`` option) in this session."""
+    register_once(spark, DeltaSource)
 
 
-def default_backend(spark: SparkSession | None = None) -> TableBackend:
-    """delta-spark when the session can load it, else delta-rs."""
+def default_backend(spark: SparkSession | None = None, storage: Storage | None = None
+                    ) -> TableBackend:  # fmt: skip
+    """delta-spark when the session can load it, else delta-rs (on ``storage``)."""
     if spark is not None and delta_spark_available(spark):
         return DeltaSparkBackend(spark)
-    return DeltaRsBackend()
+    return DeltaRsBackend(storage.delta_options() if storage is not None else None)
 
 
-def read_delta(spark: SparkSession, path: TablePath, version: int | None = None) -> DataFrame:
+def read_delta(spark: SparkSession, path: TablePath, version: int | None = None,
+               storage: Storage | None = None) -> DataFrame:  # fmt: skip
     """A Delta table (or one of its versions) as a batch DataFrame.
 
     Without delta-spark this is the Python data source's batch reader: files are
@@ -87,10 +74,9 @@ def read_delta(spark: SparkSession, path: TablePath, version: int | None = None)
         if version is not None:
             reader = reader.option("versionAsOf", version)
         return reader.format("delta").load(str(path))
-    register_source(spark)
     if version is not None:
         reader = reader.option("versionAsOf", version)
-    return reader.format(SOURCE_NAME).option("path", str(path)).load()
+    return reader.format(delta_format(spark, storage or LOCAL_FILES)).option("path", str(path)).load()
 
 
 def read_delta_stream(
@@ -101,18 +87,20 @@ def read_delta_stream(
     skip_change_commits: bool = False,
     columns: Sequence[str] | None = None,
     max_bytes_per_trigger: int | None = None,
+    storage: Storage | None = None,
 ) -> DataFrame:
     """A Delta table as an append-only stream (native delta-spark when available).
 
     Args:
         spark: The session.
-        path: Table folder; the table must exist (its schema is the stream's).
+        path: The table's URI or folder; the table must exist (its schema is the stream's).
         starting_version: First version to read (``0`` = everything, ``"latest"``).
         max_files_per_trigger: Cap per micro-batch (whole commits for dkg_delta).
         max_bytes_per_trigger: Cap on data file bytes per micro-batch (whole
             commits for dkg_delta; a soft cap for delta-spark, as its own option).
         skip_change_commits: Ignore commits that remove rows instead of failing.
         columns: Read only these columns (default: all).
+        storage: Where the table is (default: a local folder).
     """
     reader = spark.readStream.option("startingVersion", str(starting_version))
     if max_files_per_trigger:
@@ -124,29 +112,13 @@ def read_delta_stream(
     if delta_spark_available(spark):
         stream = reader.format("delta").load(str(path))
         return stream.select(*columns) if columns else stream
-    register_source(spark)
     if columns:
         reader = reader.option("columns", ",".join(columns))
-    return reader.format(SOURCE_NAME).option("path", str(path)).load()
+    return reader.format(delta_format(spark, storage or LOCAL_FILES)).option("path", str(path)).load()
 
 
 def _sql_string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _table_source(layer: str, table: str, path: Path) -> type[DeltaSource]:
-    """A DeltaSource subclass bound to one table (pickled by value to workers).
-
-    The format name carries a hash of the path, so the same ``layer.table`` of
-    another warehouse in the same session gets its own source.
-    """
-    digest = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()[:10]
-    format_name = re.sub(r"\W", "_", f"{SOURCE_NAME}__{layer}__{table}__{digest}")
-    return type(
-        f"DeltaSource_{format_name}",
-        (DeltaSource,),
-        {"fixed_path": str(path), "name": classmethod(lambda cls: format_name)},
-    )
 
 
 def register_tables(spark: SparkSession, warehouse: Warehouse) -> list[str]:
@@ -159,19 +131,21 @@ def register_tables(spark: SparkSession, warehouse: Warehouse) -> list[str]:
     """
     native = delta_spark_available(spark)
     names: list[str] = []
-    for layer, table, path in warehouse.tables():
-        location = _sql_string(str(path))
-        catalog_dir = _sql_string(str(warehouse.catalog_path(layer)))
-        spark.sql(f"CREATE DATABASE IF NOT EXISTS `{layer}` LOCATION {catalog_dir}")
+    for layer, table, uri in warehouse.tables():
+        catalog_dir = warehouse.catalog_path(layer)
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS `{layer}` LOCATION {_sql_string(str(catalog_dir))}")
         qualified = f"`{layer}`.`{table}`"
+        # Spark qualifies a LOCATION with its own filesystems, which have no S3
+        # here; the bound source knows the table, so an object store's table
+        # gets a placeholder folder in the catalog's scratch space.
+        location = _sql_string(uri if warehouse.storage.local else str(catalog_dir / table))
         if native:
             spark.sql(f"CREATE TABLE IF NOT EXISTS {qualified} USING delta LOCATION {location}")
         else:
-            source = _table_source(layer, table, path)
-            _register_once(spark, source)
+            source = delta_format(spark, warehouse.storage, uri)
             # Drop first: the catalog keeps the schema from creation time.
             spark.sql(f"DROP TABLE IF EXISTS {qualified}")
-            spark.sql(f"CREATE TABLE {qualified} USING {source.name()} LOCATION {location}")
+            spark.sql(f"CREATE TABLE {qualified} USING {source} LOCATION {location}")
         names.append(f"{layer}.{table}")
     logger.debug("registered %d tables from %s", len(names), warehouse.root)
     return names

@@ -9,7 +9,8 @@ exists is complete. Reading them directly costs one small file per version,
 where loading the table with delta-rs at each version would replay the whole
 snapshot. Snapshots (batch reads) go through delta-rs' ``get_add_actions``.
 
-Limits, all reported as :class:`DeltaLogError`: local paths only; no deletion
+Tables are read through their :class:`~core.storage.Storage` (a local folder or
+an object store). Limits, reported as :class:`DeltaLogError`: no deletion
 vectors; commits removed by log cleanup cannot be streamed.
 """
 
@@ -21,11 +22,12 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
+
+from core.storage import Storage
 
 __all__ = [
     "AddedFile",
@@ -51,7 +53,7 @@ class AddedFile:
     Picklable: it travels inside Spark input partitions to the executors.
 
     Attributes:
-        path: Absolute local path of the Parquet file.
+        path: The Parquet file's URI (an absolute path for local tables).
         size: File size in bytes (for balancing partitions).
         partition_values: Partition column -> value (Python object or None);
             Delta keeps these in the log, not in the file.
@@ -78,34 +80,30 @@ class Commit:
     removes_data: bool
 
 
-def _log_dir(table: Path | str) -> Path:
-    return Path(table) / "_delta_log"
+def _log_dir(table: str) -> str:
+    return f"{table.rstrip('/')}/_delta_log"
 
 
-def latest_version(table: Path | str) -> int:
+def latest_version(storage: Storage, table: str) -> int:
     """The newest committed version, or -1 if there is no table yet.
 
     Lists ``_delta_log`` instead of loading the table: the newest commit file is
     never removed by log cleanup, and listing is cheap next to a snapshot load.
     """
-    log = _log_dir(table)
-    try:
-        names = [entry.name for entry in log.iterdir()]
-    except FileNotFoundError:
-        return -1
+    names = storage.list_dir(_log_dir(table))
     versions = [int(m.group(1)) for name in names if (m := _COMMIT_FILE.match(name))]
     return max(versions, default=-1)
 
 
-def _data_file(table: Path, raw_path: str) -> str:
+def _data_file(table: str, raw_path: str) -> str:
     # Log paths are URL-encoded (RFC 2396) and relative to the table root unless
     # they carry a scheme (shallow clones).
     parsed = urlparse(raw_path)
     if parsed.scheme == "file":
         return unquote(parsed.path)
     if parsed.scheme:
-        raise DeltaLogError(f"data file {raw_path!r} is not local; only local tables are supported")
-    return str(table / unquote(raw_path))
+        return raw_path
+    return f"{table.rstrip('/')}/{unquote(raw_path)}"
 
 
 def _typed_partition_value(raw: str | None, arrow_type: pa.DataType | None) -> Any:
@@ -117,7 +115,7 @@ def _typed_partition_value(raw: str | None, arrow_type: pa.DataType | None) -> A
         raise DeltaLogError(f"cannot parse partition value {raw!r} as {arrow_type}") from exc
 
 
-def _added_file(table: Path, add: Mapping[str, Any], types: Mapping[str, pa.DataType]) -> AddedFile:
+def _added_file(table: str, add: Mapping[str, Any], types: Mapping[str, pa.DataType]) -> AddedFile:
     if add.get("deletionVector"):
         raise DeltaLogError(f"{table}: deletion vectors are not supported ({add['path']})")
     values = {
@@ -127,13 +125,13 @@ def _added_file(table: Path, add: Mapping[str, Any], types: Mapping[str, pa.Data
     return AddedFile(_data_file(table, add["path"]), int(add.get("size") or 0), values)
 
 
-def read_commit(
-    table: Path | str, version: int, partition_types: Mapping[str, pa.DataType]
-) -> Commit:
+def read_commit(storage: Storage, table: str, version: int,
+                partition_types: Mapping[str, pa.DataType]) -> Commit:  # fmt: skip
     """Parse commit ``version`` of ``table``.
 
     Args:
-        table: Table root folder.
+        storage: Where the table is.
+        table: The table's URI.
         version: The table version to read.
         partition_types: Arrow type of each partition column, to turn the log's
             string partition values into typed values.
@@ -142,10 +140,9 @@ def read_commit(
         DeltaLogError: The commit file does not exist (never written, or removed
             by log cleanup) or uses an unsupported feature.
     """
-    root = Path(table)
-    log_file = _log_dir(root) / f"{version:020d}.json"
+    root = table.rstrip("/")
     try:
-        lines = log_file.read_text(encoding="utf-8").splitlines()
+        lines = storage.read_text(f"{_log_dir(root)}/{version:020d}.json").splitlines()
     except FileNotFoundError:
         raise DeltaLogError(
             f"{root}: commit {version} is not in _delta_log (not written yet, or removed by "
@@ -162,12 +159,12 @@ def read_commit(
     return Commit(version, tuple(adds), removes_data)
 
 
-def snapshot_files(table: Path | str, version: int | None = None) -> list[AddedFile]:
+def snapshot_files(storage: Storage, table: str, version: int | None = None) -> list[AddedFile]:
     """Every live data file of the table (at ``version``, default latest), via delta-rs."""
     from deltalake import DeltaTable
 
-    root = Path(table)
-    delta = DeltaTable(str(root), version=version)
+    root = table.rstrip("/")
+    delta = DeltaTable(root, version=version, storage_options=storage.delta_options())
     actions = pa.table(delta.get_add_actions(flatten=True))
     prefix = "partition."
     partition_cols = [c for c in actions.column_names if c.startswith(prefix)]

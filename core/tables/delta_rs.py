@@ -101,7 +101,8 @@ class DeltaRsBackend:
         """Create an empty table with ``schema`` (all columns nullable) unless one exists."""
         if self._open(path) is not None:
             return False
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if self.local:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
         DeltaTable.create(
             str(path),
             schema=as_nullable(schema),

@@ -9,9 +9,13 @@ row arrives once, and a restarted query resumes after its checkpointed version.
 ``read`` yields ``pyarrow.RecordBatch`` es (supported since Spark 4.0), which Spark
 takes as-is instead of converting Python tuples row by row.
 
+The table's storage (a local folder or an object store, see
+:mod:`core.storage`) rides in the source class (:func:`delta_format`); without
+one, paths are local.
+
 Options (case-insensitive):
 
-- ``path``: table folder (required unless the source class fixes it).
+- ``path``: the table's URI or local folder (required unless the source class fixes it).
 - ``startingVersion``: first version to stream, default ``0`` (everything);
   ``latest`` streams only commits made after the query starts.
 - ``maxFilesPerTrigger``: cap on files per micro-batch, rounded to whole
@@ -33,11 +37,10 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -54,6 +57,8 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from core.spark.sources import bind_source
+from core.storage import LOCAL_FILES, Storage
 from core.tables.delta_log import (
     AddedFile,
     Commit,
@@ -64,12 +69,16 @@ from core.tables.delta_log import (
     snapshot_files,
 )
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 __all__ = [
     "SOURCE_NAME",
     "DeltaFilesPartition",
     "DeltaSource",
     "DeltaStreamError",
     "DeltaStreamReader",
+    "delta_format",
     "parse_options",
     "read_files",
 ]
@@ -95,10 +104,12 @@ class _Options:
     min_partitions: int = 2
 
 
-def _local_path(path: str) -> str:
-    # Spark passes a catalog table's LOCATION as a URI (file:/tmp/a%20b).
-    if path.startswith("file:"):
-        path = unquote(urlparse(path).path)
+def _table_uri(path: str) -> str:
+    parsed = urlparse(path)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    if len(parsed.scheme) > 1:  # an object store's URI
+        return path.rstrip("/")
     return str(Path(path).absolute())
 
 
@@ -111,7 +122,7 @@ def parse_options(options: Mapping[str, str], fixed_path: str | None) -> _Option
     max_bytes = options.get("maxBytesPerTrigger")
     as_of = options.get("versionAsOf")
     return _Options(
-        path=_local_path(path),
+        path=_table_uri(path),
         starting_version="latest" if start == "latest" else int(start),
         max_files=int(max_files) if max_files else None,
         max_bytes=int(max_bytes) if max_bytes else None,
@@ -159,11 +170,12 @@ def _conform(
     return pa.RecordBatch.from_arrays(columns, schema=target)
 
 
-def read_files(files: Sequence[AddedFile], schema: StructType) -> Iterator[pa.RecordBatch]:
+def read_files(files: Sequence[AddedFile], schema: StructType,
+               storage: Storage) -> Iterator[pa.RecordBatch]:  # fmt: skip
     """The files' rows as Arrow batches in ``schema`` (columns, types, partition values)."""
     target = to_arrow_schema(schema, timezone="UTC")
     for file in files:
-        parquet = pq.ParquetFile(file.path)
+        parquet = storage.parquet_file(file.path)
         present = set(parquet.schema_arrow.names)
         columns = [name for name in target.names if name in present]
         if not columns:  # only partition columns requested: row count is in the footer
@@ -180,14 +192,15 @@ def _partition_types(schema: StructType) -> dict[str, pa.DataType]:
 class DeltaBatchReader(DataSourceReader):
     """Reads one snapshot of the table; planned on the driver, read on executors."""
 
-    def __init__(self, options: _Options, schema: StructType) -> None:
-        """Keep options and schema only: this object is pickled to every task."""
+    def __init__(self, options: _Options, schema: StructType, storage: Storage) -> None:
+        """Keep options, schema and storage only: this object is pickled to every task."""
         self._options = options
         self._schema = schema
+        self._storage = storage
 
     def partitions(self) -> Sequence[InputPartition]:
         """Balanced groups of the snapshot's live files."""
-        files = snapshot_files(self._options.path, self._options.version_as_of)
+        files = snapshot_files(self._storage, self._options.path, self._options.version_as_of)
         groups = pack_files(files, self._options.min_partitions)
         # An empty table still needs one (empty) partition: given none, Spark calls
         # read() with a partition of its own, which has no files to read.
@@ -196,7 +209,7 @@ class DeltaBatchReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         """Arrow batches of the partition's files, in the declared schema."""
         assert isinstance(partition, DeltaFilesPartition)  # noqa: S101 - Spark contract
-        return read_files(partition.files, self._schema)
+        return read_files(partition.files, self._schema, self._storage)
 
 
 class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -207,10 +220,11 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     a freshly built, empty reader.
     """
 
-    def __init__(self, options: _Options, schema: StructType) -> None:
-        """Keep options and schema; no I/O (Spark builds readers for planning too)."""
+    def __init__(self, options: _Options, schema: StructType, storage: Storage) -> None:
+        """Keep options, schema and storage; no I/O (Spark builds readers for planning too)."""
         self._options = options
         self._schema = schema
+        self._storage = storage
         self._target: int | None = None
         self._commits: dict[int, Commit] = {}
 
@@ -218,8 +232,11 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Just before ``startingVersion`` (``latest``: the version at query start)."""
         start = self._options.starting_version
         if start == "latest":
-            return {"version": latest_version(self._options.path)}
+            return {"version": self._latest()}
         return {"version": int(start) - 1}
+
+    def _latest(self) -> int:
+        return latest_version(self._storage, self._options.path)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         """``maxFilesPerTrigger`` or ``maxBytesPerTrigger`` as a read limit, else everything."""
@@ -231,12 +248,12 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def prepareForTriggerAvailableNow(self) -> None:
         """Freeze the end of an ``availableNow`` run at the current version."""
-        self._target = latest_version(self._options.path)
+        self._target = self._latest()
 
     def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
         """The version to read up to, honouring a file or byte limit in whole commits."""
         begin = int(start["version"])
-        latest = self._target if self._target is not None else latest_version(self._options.path)
+        latest = self._target if self._target is not None else self._latest()
         if latest <= begin:
             return {"version": begin}
         if isinstance(limit, ReadMaxFiles):
@@ -255,7 +272,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def reportLatestOffset(self) -> dict[str, int] | None:
         """The table's newest version, for the query progress."""
-        return {"version": latest_version(self._options.path)}
+        return {"version": self._latest()}
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
         """Balanced groups of the files added by versions ``(start, end]``."""
@@ -277,7 +294,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         """Arrow batches of the partition's files, in the declared schema."""
         assert isinstance(partition, DeltaFilesPartition)  # noqa: S101 - Spark contract
-        return read_files(partition.files, self._schema)
+        return read_files(partition.files, self._schema, self._storage)
 
     def commit(self, end: dict[str, int]) -> None:
         """Forget cached commits that Spark will not ask for again."""
@@ -287,17 +304,18 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _commit(self, version: int) -> Commit:
         if version not in self._commits:
             types = _partition_types(self._schema)
-            self._commits[version] = read_commit(self._options.path, version, types)
+            self._commits[version] = read_commit(self._storage, self._options.path, version, types)
         return self._commits[version]
 
 
-def _table_schema(path: str, columns: Sequence[str] | None = None) -> StructType:
+def _table_schema(storage: Storage, path: str, columns: Sequence[str] | None = None) -> StructType:
     """A table's current schema, or only ``columns`` of it (Delta timestamps as TIMESTAMP)."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
     try:
-        arrow = pa.schema(DeltaTable(path).schema().to_arrow())
+        table = DeltaTable(path, storage_options=storage.delta_options())
+        arrow = pa.schema(table.schema().to_arrow())
     except TableNotFoundError:
         raise DeltaLogError(
             f"no Delta table at {path}; create it first or pass .schema(...)"
@@ -319,6 +337,7 @@ class DeltaSource(DataSource):
     """
 
     fixed_path: ClassVar[str | None] = None
+    storage: ClassVar[Storage | None] = None
 
     @classmethod
     def name(cls) -> str:
@@ -328,16 +347,26 @@ class DeltaSource(DataSource):
     def _options(self) -> _Options:
         return parse_options(self.options, self.fixed_path)
 
+    def _storage(self) -> Storage:
+        return self.storage or LOCAL_FILES
+
     def schema(self) -> StructType:
         """The table's current schema (Delta timestamps map to Spark TIMESTAMP)."""
         wanted = self.options.get("columns")
         names = [name.strip() for name in wanted.split(",") if name.strip()] if wanted else None
-        return _table_schema(self._options().path, names)
+        return _table_schema(self._storage(), self._options().path, names)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A snapshot reader."""
-        return DeltaBatchReader(self._options(), schema)
+        return DeltaBatchReader(self._options(), schema, self._storage())
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """An append-only stream reader."""
-        return DeltaStreamReader(self._options(), schema)
+        return DeltaStreamReader(self._options(), schema, self._storage())
+
+
+def delta_format(spark: SparkSession, storage: Storage, table: str | None = None) -> str:
+    """Register ``dkg_delta`` bound to ``storage`` (and to one table, if given); its name."""
+    if table is None:
+        return bind_source(spark, DeltaSource, storage=storage)
+    return bind_source(spark, DeltaSource, storage=storage, fixed_path=table)

@@ -1,14 +1,13 @@
-"""Read the gold tables the report needs (delta-rs, no Spark) and build the page."""
+"""Read the gold tables the report needs (through the table backend) and build the page."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 
-from core.tables import DeltaRsBackend
+from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.report.data import ReportError, build_report_data
 from gold.report.figures import render_figures
@@ -22,19 +21,15 @@ _REQUIRED = ("distribution_metrics", "worker_load")
 _OPTIONAL = ("runs", "hot_keys")
 
 
-def read_gold(root: Path) -> dict[str, pd.DataFrame | None]:
+def read_gold(warehouse: Warehouse, backend: TableBackend) -> dict[str, pd.DataFrame | None]:
     """The report's gold tables as pandas frames; optional ones missing are None.
 
     Raises:
-        ReportError: No warehouse at ``root``, or its gold metrics tables are missing.
+        ReportError: The warehouse's gold metrics tables are missing.
     """
-    if not Path(root).is_dir():
-        raise ReportError(f"no warehouse at {root} (run `dkg run` first, or pass --warehouse)")
-    warehouse = Warehouse(Path(root))
-    backend = DeltaRsBackend()
     frames: dict[str, pd.DataFrame | None] = {}
     for name in (*_REQUIRED, *_OPTIONAL):
-        path = warehouse.table_path("gold", name)
+        path = warehouse.table_uri("gold", name)
         if backend.version(path) is None:
             if name in _REQUIRED:
                 raise ReportError(f"no gold tables in {warehouse.root} (gold.{name} is missing; "
@@ -46,10 +41,10 @@ def read_gold(root: Path) -> dict[str, pd.DataFrame | None]:
     return frames
 
 
-def build_report(root: Path, run_ids: Sequence[str] = ()) -> str:
+def build_report(warehouse: Warehouse, backend: TableBackend, run_ids: Sequence[str] = ()) -> str:
     """The HTML report of the chosen runs (default: every run with gold metrics)."""
-    frames = read_gold(root)
+    frames = read_gold(warehouse, backend)
     data = build_report_data(frames["distribution_metrics"], frames["worker_load"],
                              frames["runs"], frames["hot_keys"], run_ids)  # fmt: skip
     logger.info("drawing the report of %d run(s)", len(data.summary))
-    return render_html(data, render_figures(data), str(Path(root).absolute()))
+    return render_html(data, render_figures(data), warehouse.root)

@@ -15,7 +15,7 @@ from typing import Any
 
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
-from core.config import load_config
+from core.config import load_settings
 from pipelines.commands.common import format_table, positive_int
 from pipelines.simulate import SimulationSettings, parse_grouping_choices, simulate
 
@@ -61,7 +61,7 @@ def _verdict(row: dict[str, Any], workload: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run both workloads and print a table each."""
-    config = load_config()
+    config = load_settings().settings
     choices = parse_grouping_choices(args.grouping, config.grouping_params)
     report = []
     for workload in WORKLOADS:

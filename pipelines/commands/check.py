@@ -9,10 +9,9 @@ every expectation holds, 1 when one fails, 2 for a usage error.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from pipelines.commands.common import UsageError, add_config_options, config_from_args
+from pipelines.commands.common import UsageError, add_config_options, load_from_args
 
 __all__ = ["add_parser", "run"]
 
@@ -24,14 +23,15 @@ def add_parser(subparsers: Any) -> None:
         description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )  # fmt: skip
     parser.add_argument("--run-id", help="check only this run (default: every run in gold.runs)")
-    parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
+    parser.add_argument("--warehouse", help="warehouse root: a path or s3://bucket/prefix "
+                        "(warehouse.uri)")  # fmt: skip
     parser.add_argument("--layer", choices=("bronze", "silver", "gold"), action="append",
                         help="check only this layer (repeatable; default: all)")  # fmt: skip
     add_config_options(parser)
     parser.set_defaults(handler=run)
 
 
-def _runs(reader: Any, warehouse: Path, run_id: str | None) -> list[tuple[str, int]]:
+def _runs(reader: Any, warehouse: str, run_id: str | None) -> list[tuple[str, int]]:
     runs = reader.table("gold", "runs")
     if runs is None or runs.num_rows == 0:
         raise UsageError(f"no runs in {warehouse} (gold.runs is missing; run `dkg run` first)")
@@ -50,17 +50,17 @@ def _runs(reader: Any, warehouse: Path, run_id: str | None) -> list[tuple[str, i
 def run(args: argparse.Namespace) -> int:
     """Validate the chosen runs and layers; print the summary; 0 if all passed, else 1."""
     from core.quality import TableReader, format_summary
-    from core.tables import DeltaRsBackend
-    from core.warehouse import LAYERS, Warehouse
+    from core.runtime import Runtime
+    from core.warehouse import LAYERS
     from pipelines.checks import check_run
 
-    if not args.warehouse.is_dir():
-        raise UsageError(f"no warehouse at {args.warehouse} (run `dkg run` first, or --warehouse)")
-    config = config_from_args(args).quality
-    warehouse = Warehouse(args.warehouse)
-    reader = TableReader(warehouse, DeltaRsBackend())
-    layers = tuple(args.layer) if args.layer else LAYERS
-    outcomes = [outcome for run_id, workers in _runs(reader, args.warehouse, args.run_id)
-                for outcome in check_run(reader, run_id, workers, config, layers)]  # fmt: skip
+    loaded = load_from_args(args, {"warehouse": "warehouse.uri"})
+    config = loaded.settings.quality
+    with Runtime(loaded, app_name="dkg-check") as runtime:
+        warehouse = runtime.existing_warehouse()
+        reader = TableReader(warehouse, runtime.backend)
+        layers = tuple(args.layer) if args.layer else LAYERS
+        outcomes = [outcome for run_id, workers in _runs(reader, warehouse.root, args.run_id)
+                    for outcome in check_run(reader, run_id, workers, config, layers)]  # fmt: skip
     print(format_summary(outcomes))
     return 0 if all(outcome.success for outcome in outcomes) else 1

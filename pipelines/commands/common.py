@@ -1,20 +1,22 @@
-"""Pieces shared by several subcommands: config options, dataset options, tables."""
+"""Pieces shared by several subcommands: option types, settings from options, tables."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from core.config import AppConfig, load_config
+from core.config import LoadedSettings, load_settings
 
 __all__ = [
     "UsageError",
     "add_config_options",
-    "config_from_args",
     "format_table",
+    "load_from_args",
     "non_negative_int",
     "parse_settings",
     "port_number",
@@ -96,43 +98,60 @@ def speed_factor(text: str) -> float:
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:
-    """``--config`` overlays and ``--set GROUPING.param=value`` overrides."""
+    """``--profile``, ``--config`` overlays and ``--set KEY=VALUE`` overrides."""
+    parser.add_argument("--profile", metavar="NAME",
+                        help="conf/NAME.yaml over conf/base.yaml (default: local unless a "
+                        "Kafka is named)")  # fmt: skip
     parser.add_argument(
         "--config", action="append", default=[], metavar="FILE",
-        help="YAML overlay merged over conf/base.yaml (repeatable)",
+        help="YAML overlay merged over the base and profile (repeatable)",
     )  # fmt: skip
     parser.add_argument(
-        "--set", action="append", default=[], metavar="GROUPING.PARAM=VALUE", dest="settings",
-        help="override one grouping parameter, e.g. DYNAMIC_KEY.headroom=0.3 (repeatable)",
+        "--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+        help="override one setting, e.g. run.workers=20 or DYNAMIC_KEY.headroom=0.3 "
+        "(a grouping's parameter; repeatable)",
     )  # fmt: skip
 
 
-def parse_settings(items: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``["DYNAMIC_KEY.headroom=0.3"]`` -> ``{"DYNAMIC_KEY": {"headroom": 0.3}}``."""
+def parse_settings(items: Sequence[str]) -> dict[str, tuple[Any, str]]:
+    """``["run.workers=20", "DYNAMIC_KEY.headroom=0.3"]`` -> dotted settings and their option.
+
+    A first segment in capitals names a grouping: ``DYNAMIC_KEY.headroom`` is
+    ``groupings.DYNAMIC_KEY.headroom``.
+    """
     import yaml
 
-    overrides: dict[str, dict[str, Any]] = {}
+    overrides: dict[str, tuple[Any, str]] = {}
     for item in items:
         target, sep, value = item.partition("=")
-        grouping, dot, param = target.partition(".")
-        if not sep or not dot or not grouping or not param:
-            raise UsageError(f"--set expects GROUPING.PARAM=VALUE, got {item!r}")
-        overrides.setdefault(grouping.strip().upper(), {})[param.strip()] = yaml.safe_load(value)
+        target = target.strip()
+        head, dot, rest = target.partition(".")
+        if not sep or not dot or not head or not rest:
+            raise UsageError(f"--set expects KEY=VALUE with a dotted KEY, got {item!r}")
+        key = f"groupings.{head}.{rest}" if head.isupper() else target
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            parsed = value
+        overrides[key] = (parsed, f"--set {target}")
     return overrides
 
 
-def config_from_args(args: argparse.Namespace) -> AppConfig:
-    """The config files named on the command line, with ``--set`` applied."""
-    from core.config import default_conf_dir
+def load_from_args(args: argparse.Namespace, options: Mapping[str, str]) -> LoadedSettings:
+    """The settings of the command line: files, environment, ``--set``, then ``options``.
 
-    config = load_config(default_conf_dir() / "base.yaml", *args.config)
-    overrides = parse_settings(args.settings)
-    if not overrides:
-        return config
-    groupings = {name.upper(): dict(params or {}) for name, params in config.groupings.items()}
-    for name, params in overrides.items():
-        groupings.setdefault(name, {}).update(params)
-    return config.model_copy(update={"groupings": groupings})
+    Args:
+        args: the parsed command line (with :func:`add_config_options`' options).
+        options: option destination -> dotted setting it sets when given.
+    """
+    cli = parse_settings(getattr(args, "settings", ()))
+    for dest, dotted in options.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            cli[dotted] = (str(value) if isinstance(value, Path) else value,
+                           "--" + dest.replace("_", "-"))  # fmt: skip
+    return load_settings(getattr(args, "config", ()), cli, os.environ,
+                         getattr(args, "profile", None))  # fmt: skip
 
 
 def _cell(value: Any) -> str:

@@ -36,7 +36,7 @@ def add_parser(subparsers: Any) -> None:
         sub.add_argument("--job", help="job key under resources.jobs (if the file has several)")
         sub.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                          help="override a job parameter (repeatable)")  # fmt: skip
-    run_parser.add_argument("--warehouse", type=Path,
+    run_parser.add_argument("--warehouse",
                             help="warehouse root for run records (and the job's 'warehouse' "
                             "parameter); default: that parameter, else ./lakehouse")  # fmt: skip
     run_parser.add_argument("--show-output", action="store_true",
@@ -117,7 +117,10 @@ def _print_result(result: Any, show_output: bool = False) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from core.warehouse import Warehouse
+    import os
+
+    from core.config import load_settings
+    from core.runtime import Runtime
     from pipelines.job_specs import load_job_spec, run_job
 
     spec = load_job_spec(args.spec, args.job)
@@ -125,8 +128,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.warehouse is not None and "warehouse" in spec.parameters:
         overrides.setdefault("warehouse", str(args.warehouse))
     parameters = spec.resolve_parameters(overrides)
-    warehouse = Warehouse(args.warehouse or Path(parameters.get("warehouse", "lakehouse")))
-    runs_dir = warehouse.job_runs(spec.name)
+    uri = args.warehouse or parameters.get("warehouse")
+    cli = {} if uri is None else {"warehouse.uri": (str(uri), "--warehouse")}
+    runs_dir = Runtime(load_settings(cli=cli, env=os.environ)).warehouse.job_runs(spec.name)
     print(f"job {spec.name}: {len(spec.tasks)} tasks, run records in {runs_dir}", flush=True)
     job_run = run_job(spec, parameters, runs_dir, resume=args.resume,
                       report=lambda result: _print_result(result, args.show_output))  # fmt: skip

@@ -1,38 +1,44 @@
-"""``dkg kafka up|down|status``: the local Kafka-protocol broker (noida-db, loopback only)."""
+"""``dkg kafka up|down|status``: the embedded Kafka-protocol broker (noida-db, loopback only).
+
+It keeps its data, log and pid in ``kafka.embedded.run_dir`` (``.dkg/kafka``), the
+folder ``dkg run``, ``dkg produce`` and ``dkg join`` look in: a broker started here
+is the one they use (and leave running).
+"""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from pipelines.commands.common import port_number
+from pipelines.commands.common import add_config_options, load_from_args, port_number
 
-__all__ = ["DEFAULT_RUN_DIR", "add_parser", "run"]
-
-DEFAULT_RUN_DIR = Path(".dkg/kafka")
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``kafka``."""
     parser = subparsers.add_parser(
-        "kafka", help="start, stop or inspect the local Kafka broker",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "kafka", help="start, stop or inspect the embedded Kafka broker",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("action", choices=("up", "down", "status"))
-    parser.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
-                        help="where the broker keeps its data, log and pid")  # fmt: skip
-    parser.add_argument("--port", type=port_number, help="Kafka port (default: a free one)")
+    parser.add_argument("--run-dir", help="where the broker keeps its data, log and pid "
+                        "(kafka.embedded.run_dir)")  # fmt: skip
+    parser.add_argument("--port", type=port_number,
+                        help="Kafka port (kafka.embedded.port; default: a free one)")  # fmt: skip
+    add_config_options(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Carry out the action and say what happened."""
-    from core.kafka.broker import LocalBroker
+    from core.runtime import Runtime
 
-    broker = LocalBroker(args.run_dir, args.port)
+    loaded = load_from_args(args, {"run_dir": "kafka.embedded.run_dir",
+                                   "port": "kafka.embedded.port"})  # fmt: skip
+    broker = Runtime(loaded).embedded_broker
     if args.action == "up":
-        print(f"kafka running at {broker.start()} (data in {args.run_dir / 'data'})")
+        print(f"kafka running at {broker.start()} (data in {broker.run_dir / 'data'})")
     elif args.action == "down":
         print("kafka stopped" if broker.stop() else "kafka was not running")
     else:

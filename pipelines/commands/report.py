@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pipelines.commands.common import UsageError
+from pipelines.commands.common import UsageError, add_config_options, load_from_args
 
 __all__ = ["add_parser", "run"]
 
@@ -23,7 +23,9 @@ def add_parser(subparsers: Any) -> None:
         "keys' pool sizes over time, and a summary table of each run's cumulative metrics.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )  # fmt: skip
-    parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
+    parser.add_argument("--warehouse", help="warehouse root: a path or s3://bucket/prefix "
+                        "(warehouse.uri)")  # fmt: skip
+    add_config_options(parser)
     parser.add_argument("--run-id", action="append", default=[], dest="run_ids", metavar="RUN",
                         help="a run to include (repeatable); default: every run in "
                         "gold.runs")  # fmt: skip
@@ -41,6 +43,7 @@ def _write(path: Path, html: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the report and write it; prints where it went."""
+    from core.runtime import Runtime
     from gold.report import ReportError, build_report
 
     # Fail before reading and drawing anything.
@@ -50,10 +53,11 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.output.is_dir():
         raise UsageError(f"cannot write the report to {args.output}: it is a folder")
-    try:
-        html = build_report(args.warehouse, args.run_ids)
-    except ReportError as exc:
-        raise UsageError(str(exc)) from None
+    with Runtime(load_from_args(args, {"warehouse": "warehouse.uri"}), "dkg-report") as runtime:
+        try:
+            html = build_report(runtime.existing_warehouse(), runtime.backend, args.run_ids)
+        except ReportError as exc:
+            raise UsageError(str(exc)) from None
     _write(args.output, html)
     print(f"report written to {args.output} ({len(html) / 1024:,.0f} KiB)")
     return 0

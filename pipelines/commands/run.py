@@ -1,80 +1,131 @@
-"""``dkg run``: the main job, end to end on embedded defaults.
+"""``dkg run``: the main job, Kafka -> bronze -> silver -> gold for each grouping.
 
-Starts a local broker unless ``--bootstrap-servers`` is given, produces the
-dataset (once: a topic that already holds it is reused), drains it through
-bronze -> silver -> gold for each grouping, prints the metrics per grouping
-and where the tables are. The seed launcher's arguments are options.
+With no arguments it generates a dataset into the embedded broker (once: a
+topic that already holds it is reused) and processes it. With ``--format`` it
+processes a topic as it is, such as a topic of your own Kafka
+(``--bootstrap-servers``): up to the end offsets seen at start, or, with
+``--continuous``, following the topic and refreshing gold until Ctrl-C or
+SIGTERM; the same command resumes where it stopped. Settings not given as
+options come from the configuration (``dkg config show``).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-from collections.abc import Callable
-from pathlib import Path
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pipelines.commands.common import (
     UsageError,
     add_config_options,
-    config_from_args,
     format_table,
+    load_from_args,
     positive_int,
     speed_factor,
     topic_name,
 )
-from pipelines.commands.simulate import TABLE_COLUMNS, add_dataset_options, dataset_spec
+from pipelines.commands.simulate import DATASET_OPTIONS, TABLE_COLUMNS, add_dataset_options
 from pipelines.simulate import parse_grouping_choices
 
-__all__ = ["add_parser", "run"]
+__all__ = ["RUN_OPTIONS", "add_parser", "run"]
 
 logger = logging.getLogger(__name__)
+
+RUN_OPTIONS = {**DATASET_OPTIONS, "master": "spark.master", "grouping": "run.grouping",
+               "workers": "run.workers", "splitters": "run.splitters", "speed": "run.speed",
+               "format": "run.format", "continuous": "run.continuous",
+               "partitions": "kafka.topics.partitions", "warehouse": "warehouse.uri",
+               "max_offsets_per_trigger": "run.bronze_max_offsets_per_trigger",
+               "bootstrap_servers": "kafka.bootstrap_servers",
+               "quality_gates": "run.quality_gates"}  # fmt: skip
+"""``dkg run``'s options and the settings they set."""
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``run``."""
     parser = subparsers.add_parser(
         "run", help="the main job: Kafka -> bronze -> silver -> gold for each grouping",
-        description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     parser.add_argument("--mode", choices=("LOCAL", "CLUSTER"), default="LOCAL", type=str.upper,
                         help="LOCAL: Spark in this process; CLUSTER: --master spark://...")  # fmt: skip
-    parser.add_argument("--master", help="Spark master URL (default local[2])")
-    parser.add_argument("--source", dest="dataset", help="dataset (the seed's source type)")
+    parser.add_argument("--master", help="Spark master URL (spark.master)")
+    parser.add_argument("--source", dest="dataset", help="dataset to generate (dataset.name)")
     add_dataset_options(parser)
-    parser.add_argument("--grouping", default="DYNAMIC_KEY", help="a grouping, a list, or 'all'")
-    parser.add_argument(
-        "--topic", type=topic_name, help="Kafka topic (default: derived from the dataset)"
-    )
-    parser.add_argument(
-        "--partitions", type=positive_int, default=4, help="partitions of a new topic"
-    )
-    parser.add_argument("--workers", type=positive_int, default=10, help="number of workers W")
-    parser.add_argument(
-        "--splitters", type=positive_int, help="routing instances (default: partitions)"
-    )
-    parser.add_argument(
-        "--speed", type=speed_factor, help="producer speed, e.g. x1, x10 (default: max)"
-    )
-    parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
-    parser.add_argument("--max-offsets-per-trigger", type=positive_int, default=500_000,
-                        help="Kafka messages per bronze micro-batch (bounds memory)")  # fmt: skip
-    parser.add_argument("--bootstrap-servers", help="a Kafka to use (default: a local broker)")
-    parser.add_argument("--skip-checks", action="store_true",
+    parser.add_argument("--grouping", help="a grouping, a comma list, or 'all' (run.grouping)")
+    parser.add_argument("--topic", type=topic_name,
+                        help="Kafka topic (default: one named after the generated dataset)")  # fmt: skip
+    parser.add_argument("--format", type=_format_name,
+                        help="process --topic as it is, its messages in this format "
+                        f"({', '.join(_formats())}) or a dataset's (run.format)")  # fmt: skip
+    parser.add_argument("--continuous", action="store_const", const=True,
+                        help="follow the topic, refreshing gold, until Ctrl-C or SIGTERM")  # fmt: skip
+    parser.add_argument("--partitions", type=positive_int,
+                        help="partitions of a topic the job creates (kafka.topics.partitions)")  # fmt: skip
+    parser.add_argument("--workers", type=positive_int, help="number of workers W (run.workers)")
+    parser.add_argument("--splitters", type=positive_int,
+                        help="routing instances (run.splitters; default: the topic's partitions)")  # fmt: skip
+    parser.add_argument("--speed", type=speed_factor,
+                        help="event time runs this many times faster than real time: paces "
+                        "the producer of a generated dataset (default: as fast as possible) "
+                        "and sets the queue model's speed (run.speed)")  # fmt: skip
+    parser.add_argument("--warehouse", help="warehouse root: a path or s3://bucket/prefix")
+    parser.add_argument("--max-offsets-per-trigger", type=positive_int,
+                        help="Kafka messages per bronze micro-batch "
+                        "(run.bronze_max_offsets_per_trigger)")  # fmt: skip
+    parser.add_argument("--bootstrap-servers",
+                        help="your Kafka, HOST:PORT[,...] (default: the embedded broker)")  # fmt: skip
+    parser.add_argument("--skip-checks", dest="quality_gates", action="store_const", const=False,
                         help="do not validate each layer with the data-quality suites")  # fmt: skip
     add_config_options(parser)
-    parser.set_defaults(handler=run, dataset=None)
+    parser.set_defaults(handler=run)
 
 
-def _with_progress(spark: Any, request: Any, job: Callable[[], list[dict[str, Any]]]
-                   ) -> list[dict[str, Any]]:  # fmt: skip
+def _formats() -> list[str]:
+    from silver.parsers.registry import formats
+
+    return formats()
+
+
+def _format_name(text: str) -> str:
+    from silver.parsers.registry import UnknownSourceError, source_type_for
+
+    try:
+        source_type_for(text)
+    except UnknownSourceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """An event set by the first SIGINT or SIGTERM; a second SIGINT interrupts at once."""
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: Any) -> None:
+        if stop.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        logger.info("stopping after the current micro-batches (signal %d)", signum)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _with_progress(spark: Any, kafka_end: Callable[[], int],
+                   job: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:  # fmt: skip
     """Run ``job`` with one listener reporting every streaming query's progress."""
-    from core.kafka.broker import end_offsets
     from pipelines.stream_progress import StreamProgressListener
 
-    listener = StreamProgressListener(
-        kafka_end=lambda: sum(end_offsets(request.bootstrap, request.topic).values())
-    )
+    listener = StreamProgressListener(kafka_end=kafka_end)
     spark.streams.addListener(listener)
     try:
         return job()
@@ -83,56 +134,63 @@ def _with_progress(spark: Any, request: Any, job: Callable[[], list[dict[str, An
         spark.streams.removeListener(listener)
 
 
-def _check_source(name: str) -> None:
-    # Both the generator and silver's parser must know the dataset; asking now
-    # fails a typo before the broker and Spark start.
-    from bronze.datasets.registry import canonical_name
-    from silver.parsers.registry import parser_for
-
-    parser_for(canonical_name(name))
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the main job and print one metrics row per grouping."""
-    from core.kafka.broker import LocalBroker, check_reachable
-    from core.spark.session import build_spark
-    from core.tables import DeltaRsBackend
-    from core.warehouse import Warehouse
+    from bronze.datasets.registry import canonical_name, make_dataset
+    from core.kafka.admin import BrokerError, end_offsets, topic_exists
+    from core.runtime import Runtime
+    from pipelines.commands.simulate import dataset_spec
     from pipelines.main_job import JobRequest, ensure_topic_has, run_groupings
     from pipelines.progress import ProgressReporter
     from silver.groupings.registry import make_grouping
+    from silver.parsers.registry import parser_for, source_type_for
 
-    if args.mode == "CLUSTER" and not (args.master or "").startswith("spark://"):
+    loaded = load_from_args(args, RUN_OPTIONS)
+    settings, run_config = loaded.settings, loaded.settings.run
+    if args.mode == "CLUSTER" and not settings.spark.master.startswith("spark://"):
         raise UsageError("--mode CLUSTER needs --master spark://HOST:PORT")
-    config = config_from_args(args)
-    spec = dataset_spec(args, config)
-    _check_source(spec.name)
-    choices = parse_grouping_choices(args.grouping, config.grouping_params)
+    choices = parse_grouping_choices(run_config.grouping, settings.grouping_params)
     for choice in choices:  # bad parameters fail here, not in a Spark task
-        make_grouping(choice.name, args.workers, choice.params)
-    warehouse = Warehouse(args.warehouse)
-    topic = args.topic or f"{spec.name.lower()}-{spec.messages}-s{spec.seed}"
-    if args.bootstrap_servers:
-        check_reachable(args.bootstrap_servers)
-    broker = None if args.bootstrap_servers else LocalBroker(warehouse.root / "_kafka")
-    bootstrap = args.bootstrap_servers or broker.start()  # type: ignore[union-attr]
-    try:
-        request = JobRequest(spec, topic, args.partitions, args.workers,
-                             args.splitters or args.partitions, args.speed, bootstrap,
-                             [(c.label, c.name, c.params) for c in choices],
-                             args.max_offsets_per_trigger,
-                             quality=None if args.skip_checks else config.quality)  # fmt: skip
-        with ProgressReporter(spec.messages, unit="msg", label=f"producing {topic}") as progress:
-            ensure_topic_has(request, progress.update_to)
-        logger.info("starting Spark on %s", args.master or "local[2]")
-        spark = build_spark(app_name="dkg-run", master=args.master or "local[2]")
-        rows = _with_progress(
-            spark, request, lambda: run_groupings(spark, request, warehouse, DeltaRsBackend())
-        )
-    finally:
-        if broker is not None:
-            broker.stop()
-    print(f"{spec.messages:,} {spec.name} messages from {topic}, W={args.workers}")
+        make_grouping(choice.name, run_config.workers, choice.params)
+    if run_config.continuous and len(choices) != 1:
+        raise UsageError("--continuous runs one grouping at a time; name one with --grouping")
+    generated = run_config.format is None
+    if generated:
+        spec = dataset_spec(settings)
+        make_dataset(spec)  # an unknown dataset fails before the broker and Spark start
+        source_type = canonical_name(spec.name)
+        parser_for(source_type)
+        topic = args.topic or f"{spec.name.lower()}-{spec.messages}-s{spec.seed}"
+        source = spec.name
+    else:
+        if not args.topic:
+            raise UsageError("--format processes a topic as it is: name it with --topic")
+        topic, source, source_type = args.topic, run_config.format, source_type_for(run_config.format)
+
+    with Runtime(loaded, app_name="dkg-run") as runtime:
+        warehouse, kafka = runtime.warehouse, runtime.kafka
+        if generated:
+            pace = args.speed  # the producer runs flat out unless --speed is given
+            with ProgressReporter(spec.messages, unit="msg", label=f"producing {topic}") as bar:
+                ensure_topic_has(kafka, topic, spec, pace, bar.update_to)
+        elif not topic_exists(kafka, topic):
+            raise BrokerError(f"topic {topic!r} does not exist on {kafka.bootstrap}")
+        ends = end_offsets(kafka, topic)
+        request = JobRequest(
+            topic=topic, source_type=source_type, source=source,
+            groupings=[(c.label, c.name, c.params) for c in choices], run=run_config,
+            splitters=run_config.splitters or len(ends),
+            messages=None if run_config.continuous else sum(ends.values()),
+            quality=settings.quality if run_config.quality_gates else None,
+        )  # fmt: skip
+        spark, backend = runtime.spark, runtime.backend
+        with _stop_on_signals() as stop:
+            rows = _with_progress(
+                spark, lambda: sum(end_offsets(kafka, topic).values()),
+                lambda: run_groupings(spark, kafka, request, warehouse, backend, stop),
+            )  # fmt: skip
+    what = f"{spec.messages:,} {spec.name} messages" if generated else f"{source} messages"
+    print(f"{what} from {topic}, W={run_config.workers}")
     print(format_table(rows, TABLE_COLUMNS))
     example = "SELECT * FROM gold.distribution_metrics"
     print(

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from bronze.datasets.base import DatasetSpec, TupleBatch
-from core.config import AppConfig
+from core.config import Settings
 from pipelines.commands.common import (
     UsageError,
     add_config_options,
-    config_from_args,
     format_table,
+    load_from_args,
     positive_float,
     positive_int,
 )
@@ -26,6 +26,7 @@ from pipelines.simulate import (
 )
 
 __all__ = [
+    "DATASET_OPTIONS",
     "TABLE_COLUMNS",
     "add_dataset_options",
     "add_parser",
@@ -46,7 +47,7 @@ def add_parser(subparsers: Any) -> None:
         "simulate",
         help="route a dataset through groupings in-process and print their metrics",
         description="Route a dataset through one or more groupings (no Spark, no Kafka) "
-        "and print one row of metrics per grouping. Unset options come from conf/base.yaml.",
+        "and print one row of metrics per grouping. Unset options come from the configuration (dkg config show).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     add_dataset_options(parser)
@@ -87,34 +88,37 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _pick(value: Any, default: Any) -> Any:
-    return default if value is None else value
+DATASET_OPTIONS = {"dataset": "dataset.name", "messages": "dataset.messages",
+                   "rate": "dataset.rate", "seed": "dataset.seed",
+                   "zipf_exponent": "dataset.zipf_exponent", "keys": "dataset.keys",
+                   "shift_interval": "dataset.shift_interval_s"}  # fmt: skip
+"""The dataset options' settings (:func:`add_dataset_options`)."""
+
+SIMULATE_OPTIONS = {**DATASET_OPTIONS, "workers": "run.workers",
+                    "splitters": "simulate.splitters", "window_ms": "run.aggregation_window_ms",
+                    "process_ms": "run.process_ms", "speed": "run.speed",
+                    "batch_size": "simulate.batch_size",
+                    "dkg_mode": "groupings.DYNAMIC_KEY.mode"}  # fmt: skip
 
 
-def dataset_spec(args: argparse.Namespace, config: AppConfig) -> DatasetSpec:
-    """The dataset the options describe (unset ones from the config)."""
-    sim = config.simulate
-    return DatasetSpec(
-        name=_pick(args.dataset, sim.dataset),
-        messages=_pick(args.messages, sim.messages),
-        rate=_pick(args.rate, sim.rate),
-        seed=_pick(args.seed, sim.seed),
-        zipf_exponent=_pick(args.zipf_exponent, sim.zipf_exponent),
-        keys=_pick(args.keys, sim.keys),
-        shift_interval_s=_pick(args.shift_interval, sim.shift_interval_s),
-    )
+def dataset_spec(settings: Settings) -> DatasetSpec:
+    """The dataset the settings describe."""
+    data = settings.dataset
+    return DatasetSpec(name=data.name, messages=data.messages, rate=data.rate, seed=data.seed,
+                       zipf_exponent=data.zipf_exponent, keys=data.keys,
+                       shift_interval_s=data.shift_interval_s)  # fmt: skip
 
 
-def load_tuples(args: argparse.Namespace, config: AppConfig) -> list[TupleBatch]:
-    """The tuples to route: from ``--input`` or a generated dataset."""
-    batch_size = _pick(getattr(args, "batch_size", None), config.simulate.batch_size)
-    if args.input is not None:
+def load_tuples(input_csv: Path | None, settings: Settings) -> list[TupleBatch]:
+    """The tuples to route: from a CSV file or a generated dataset."""
+    batch_size = settings.simulate.batch_size
+    if input_csv is not None:
         from bronze.datasets.csv_input import read_csv_tuples
 
-        return list(read_csv_tuples(args.input, batch_size=batch_size))
+        return list(read_csv_tuples(input_csv, batch_size=batch_size))
     from bronze.datasets.registry import make_dataset
 
-    return list(make_dataset(dataset_spec(args, config)).tuples(batch_size=batch_size))
+    return list(make_dataset(dataset_spec(settings)).tuples(batch_size=batch_size))
 
 
 def result_rows(results: list[SimulationResult]) -> list[dict[str, Any]]:
@@ -132,24 +136,16 @@ def result_rows(results: list[SimulationResult]) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the simulation and print the table (or JSON)."""
-    config = config_from_args(args)
-    if args.dkg_mode:
-        config = config.model_copy(update={"groupings": {
-            **config.groupings,
-            "DYNAMIC_KEY": {**config.grouping_params("DYNAMIC_KEY"), "mode": args.dkg_mode},
-        }})  # fmt: skip
-    sim = config.simulate
+    config = load_from_args(args, SIMULATE_OPTIONS).settings
     choices = parse_grouping_choices(args.grouping, config.grouping_params)
     settings = SimulationSettings(
-        workers=_pick(args.workers, sim.workers),
-        splitters=_pick(args.splitters, sim.splitters),
-        window_ms=_pick(args.window_ms, sim.window_ms),
-        process_ms=_pick(args.process_ms, sim.process_ms),
-        speed=_pick(args.speed, sim.speed),
+        workers=config.run.workers,
+        splitters=config.simulate.splitters,
+        window_ms=config.run.aggregation_window_ms,
+        process_ms=config.run.process_ms,
+        speed=config.run.speed,
     )
-    if settings.workers < 1 or settings.splitters < 1:
-        raise UsageError("--workers and --splitters must be at least 1")
-    batches = load_tuples(args, config)
+    batches = load_tuples(args.input, config)
     total = sum(len(b) for b in batches)
     if total == 0:
         raise UsageError("the input has no tuples")

@@ -11,7 +11,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipelines.commands.common import UsageError, format_table, non_negative_int
+from pipelines.commands.common import (
+    UsageError,
+    add_config_options,
+    format_table,
+    load_from_args,
+    non_negative_int,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -28,10 +34,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--file", type=Path, help="read the query from this file (e.g. conf/sql/*.sql)"
     )
-    parser.add_argument("--warehouse", type=Path, default=Path("lakehouse"), help="warehouse root")
+    parser.add_argument("--warehouse", help="warehouse root: a path or s3://bucket/prefix "
+                        "(warehouse.uri)")  # fmt: skip
     parser.add_argument("--limit", type=non_negative_int, default=100, help="rows to print at most")
     parser.add_argument("--json", action="store_true", help="print rows as JSON")
-    parser.add_argument("--master", default="local[2]", help="Spark master URL")
+    parser.add_argument("--master", help="Spark master URL (spark.master)")
+    add_config_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -52,24 +60,26 @@ def run(args: argparse.Namespace) -> int:
     """Register the tables and views, run the query, print the rows."""
     from pyspark.errors import PySparkException
 
-    from core.spark.session import build_spark
+    from core.runtime import Runtime
     from core.tables import register_tables
-    from core.warehouse import Warehouse
     from gold.views import register_views
 
     query = _query(args)
-    if not args.warehouse.is_dir():
-        raise UsageError(f"no warehouse at {args.warehouse} (run `dkg run` first, or --warehouse)")
-    spark = build_spark(app_name="dkg-sql", master=args.master, log_level="ERROR")
-    register_tables(spark, Warehouse(args.warehouse))
-    register_views(spark)
-    try:
-        rows = [row.asDict(recursive=True) for row in spark.sql(query).limit(args.limit).collect()]
-    except PySparkException as exc:
-        # Spark's message starts with a blank line and ends with the query and a
-        # caret; its first non-blank line names the problem.
-        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
-        raise UsageError(f"query failed: {first or type(exc).__name__}") from None
+    loaded = load_from_args(args, {"warehouse": "warehouse.uri", "master": "spark.master"})
+    with Runtime(loaded, app_name="dkg-sql") as runtime:
+        warehouse = runtime.existing_warehouse()
+        spark = runtime.spark
+        spark.sparkContext.setLogLevel("ERROR")
+        register_tables(spark, warehouse)
+        register_views(spark)
+        try:
+            rows = [row.asDict(recursive=True)
+                    for row in spark.sql(query).limit(args.limit).collect()]  # fmt: skip
+        except PySparkException as exc:
+            # Spark's message starts with a blank line and ends with the query and a
+            # caret; its first non-blank line names the problem.
+            first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+            raise UsageError(f"query failed: {first or type(exc).__name__}") from None
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
     elif rows:

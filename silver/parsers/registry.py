@@ -13,6 +13,9 @@ Spark can pickle them into pandas UDFs.
   (key = language): pageviews lines (:mod:`silver.parsers.pageviews`).
 - ``WIKIPEDIA_CLICKSTREAM``: clickstream TSV rows, key = ``curr``
   (:mod:`silver.parsers.clickstream`).
+
+A topic that was not generated names its messages' *format* instead
+(``keyed-json``, ``tweet-cashtags``, ...; :func:`source_type_for`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ __all__ = [
     "Parser",
     "UnknownSourceError",
     "batch_parser_for",
+    "formats",
     "parser_for",
+    "source_type_for",
     "source_types",
 ]
 
@@ -79,6 +84,37 @@ def parser_for(source_type: str) -> Parser:
         raise UnknownSourceError(
             f"no parser for source type {source_type!r}; choose from {', '.join(source_types())}"
         ) from None
+
+
+_FORMATS = {"keyed-json": "ZIPF", "tweet-cashtags": "TWITTER_TICKER",
+            "tweet-mentions": "TWITTER_ELECTION", "pageviews": "WIKIPEDIA_PAGEVIEWS",
+            "pageviews-by-lang": "WIKIPEDIA_PAGEVIEWS_BY_LANG",
+            "clickstream": "WIKIPEDIA_CLICKSTREAM"}  # fmt: skip
+"""Message formats by name, each as a source type that has its parser."""
+
+
+def formats() -> list[str]:
+    """The message formats ``dkg run --format`` reads (source types are accepted too)."""
+    return list(_FORMATS)
+
+
+def source_type_for(message_format: str) -> str:
+    """The source type whose parser reads ``message_format`` (a format or a source type).
+
+    Raises:
+        UnknownSourceError: neither a format nor a source type with a parser.
+    """
+    name = message_format.strip()
+    if name.lower() in _FORMATS:
+        return _FORMATS[name.lower()]
+    try:
+        parser_for(name)
+    except UnknownSourceError:
+        raise UnknownSourceError(
+            f"no parser for format {message_format!r}; choose from {', '.join(formats())} "
+            f"or a source type ({', '.join(source_types())})"
+        ) from None
+    return name.upper()
 
 
 def batch_parser_for(source_type: str) -> BatchParser | None:

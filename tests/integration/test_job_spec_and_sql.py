@@ -38,7 +38,7 @@ def _dkg(*argv: str) -> tuple[int, str]:
 def _quarantine_rows(root: Path) -> None:
     """Malformed messages as the parser quarantines them, appended to the job's
     (empty) silver.quarantine in its own schema: quarantine_reasons.sql needs rows."""
-    path = Warehouse(root).table_path("silver", "quarantine")
+    path = Warehouse(root).table_uri("silver", "quarantine")
     schema = DeltaRsBackend().read(path).schema
     reasons = ["not_utf8", "not_utf8", "not_json"]
     columns = {
@@ -86,8 +86,8 @@ def test_run_comparison_view_equals_cumulative_metrics(spark, job):
     from chispa import assert_df_equality
 
     backend = DeltaRsBackend()
-    metrics = backend.read(Warehouse(job["root"]).table_path("gold", "distribution_metrics")).to_pandas()
-    runs = backend.read(Warehouse(job["root"]).table_path("gold", "runs")).to_pandas()
+    metrics = backend.read(Warehouse(job["root"]).table_uri("gold", "distribution_metrics")).to_pandas()
+    runs = backend.read(Warehouse(job["root"]).table_uri("gold", "runs")).to_pandas()
     cumulative = metrics[metrics["scope"] == "cumulative"].merge(runs[["run_id", "label"]])
     columns = ["label", "imbalance", "stddev_pct", "dist_cost", "p99_ms", "throughput", "tuples"]
     expected = spark.createDataFrame(cumulative[columns])
@@ -156,7 +156,7 @@ def test_worker_load_spread_accounts_for_every_tuple(queries):
 
 def test_quarantine_reasons_count_the_malformed_messages(job, queries):
     rows = queries["quarantine_reasons"]
-    quarantine = DeltaRsBackend().read(Warehouse(job["root"]).table_path("silver", "quarantine"))
+    quarantine = DeltaRsBackend().read(Warehouse(job["root"]).table_uri("silver", "quarantine"))
     expected = quarantine.to_pandas().groupby(["run_id", "error"]).size().to_dict()
     assert {(r["run_id"], r["reason"]): r["messages"] for r in rows} == expected
     assert [(r["reason"], r["messages"]) for r in rows if r["run_id"] == "bad-input"] == [

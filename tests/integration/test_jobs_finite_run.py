@@ -31,16 +31,16 @@ def test_finite_run_gold_counts_and_metrics(spark, tmp_path):
     # Running again over the same checkpoints changes nothing.
     run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse, backend)
 
-    counts = backend.read(warehouse.table_path("gold", "key_counts")).to_pandas()
+    counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
     assert counts.groupby("key")["count"].sum().to_dict() == dict(exact)
-    metrics = backend.read(warehouse.table_path("gold", "distribution_metrics")).to_pandas()
+    metrics = backend.read(warehouse.table_uri("gold", "distribution_metrics")).to_pandas()
     cumulative = metrics[metrics["scope"] == "cumulative"].iloc[0]
     assert cumulative["tuples"] == sum(exact.values())
     assert 1.0 <= cumulative["dist_cost"] <= 6
-    load = backend.read(warehouse.table_path("gold", "worker_load")).to_pandas()
+    load = backend.read(warehouse.table_uri("gold", "worker_load")).to_pandas()
     assert load["tuples"].sum() == sum(exact.values())
     assert set(load["worker"]) == set(range(6))
-    hot = backend.read(warehouse.table_path("gold", "hot_keys")).to_pandas()
+    hot = backend.read(warehouse.table_uri("gold", "hot_keys")).to_pandas()
     assert "Turkey" in set(hot["key"])  # the R80 hot country got a pool
     assert (hot.loc[hot["key"] == "Turkey", "pool_size"] > 1).all()
 
@@ -78,13 +78,13 @@ def test_every_grouping_gives_exact_counts_and_accounts_for_every_message(spark,
     spec = RunSpec(run_id=f"all-{grouping}", source_type="COUNTRY_SKEW_R80", grouping=grouping,
                    workers=5, splitters=2)  # fmt: skip
     run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse, backend)
-    routed = backend.read(warehouse.table_path("silver", "routed")).to_pandas()
-    quarantine = backend.read(warehouse.table_path("silver", "quarantine")).to_pandas()
-    bronze = backend.read(warehouse.table_path("bronze", "raw_events")).to_pandas()
+    routed = backend.read(warehouse.table_uri("silver", "routed")).to_pandas()
+    quarantine = backend.read(warehouse.table_uri("silver", "quarantine")).to_pandas()
+    bronze = backend.read(warehouse.table_uri("bronze", "raw_events")).to_pandas()
     accounted = set(zip(routed["partition"], routed["offset"], strict=True))
     accounted |= set(zip(quarantine["partition"], quarantine["offset"], strict=True))
     assert accounted == set(zip(bronze["partition"], bronze["offset"], strict=True))
-    counts = backend.read(warehouse.table_path("gold", "key_counts")).to_pandas()
+    counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
     totals = counts.groupby("key", as_index=False)["count"].sum()
     actual = spark.createDataFrame(totals.astype({"count": "int64"}))
     expected = spark.createDataFrame(sorted(exact.items()), "key string, count long")

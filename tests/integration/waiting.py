@@ -10,12 +10,12 @@ from core.tables import DeltaRsBackend
 __all__ = ["wait_for_version"]
 
 
-def wait_for_version(path: Path, version: int, timeout_s: float = 120) -> None:
+def wait_for_version(path: str | Path, version: int, timeout_s: float = 120) -> None:
     """Return once the table at ``path`` has ``version``; fail after ``timeout_s``."""
     backend = DeltaRsBackend()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        current = backend.version(path) if (path / "_delta_log").exists() else None
+        current = backend.version(path) if (Path(path) / "_delta_log").exists() else None
         if current is not None and current >= version:
             return
         time.sleep(0.05)

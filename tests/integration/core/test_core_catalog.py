@@ -20,7 +20,7 @@ Events = Callable[[int, int], pa.Table]
 def test_batch_read_equals_what_delta_rs_wrote(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     written = pa.concat_tables([events(0, 30), events(30, 30)])
     backend.append(path, written.slice(0, 30), "q", 0)
     backend.append(path, written.slice(30), "q", 1)
@@ -34,7 +34,7 @@ def test_batch_read_equals_what_delta_rs_wrote(
 def test_batch_read_of_an_older_version(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     backend.append(path, events(0, 5), "q", 0)
     backend.merge(path, events(3, 5), ["id"], "q", 1)
 
@@ -45,9 +45,9 @@ def test_batch_read_of_an_older_version(
 def test_sql_by_layer_and_table_name(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
 ) -> None:
-    backend.append(warehouse.table_path("bronze", "raw_events"), events(0, 14), "q", 0)
+    backend.append(warehouse.table_uri("bronze", "raw_events"), events(0, 14), "q", 0)
     backend.merge(
-        warehouse.table_path("gold", "key_counts"),
+        warehouse.table_uri("gold", "key_counts"),
         pa.table({"key": ["a", "b"], "total": [3, 4]}),
         ["key"],
         "q",
@@ -65,13 +65,13 @@ def test_sql_by_layer_and_table_name(
         "SELECT sum(total) AS t FROM gold.key_counts g WHERE g.key IN ('a', 'b')"
     ).first()
     assert joined is not None and joined.t == 7
-    assert (warehouse.root / "_catalog" / "gold.db").is_dir()  # not ./spark-warehouse
+    assert (warehouse.state_dir / "_catalog" / "gold.db").is_dir()  # not ./spark-warehouse
 
 
 def test_registered_tables_see_new_commits_and_reregistering_is_idempotent(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend
 ) -> None:
-    path = warehouse.table_path("gold", "runs")
+    path = warehouse.table_uri("gold", "runs")
     backend.append(path, pa.table({"run_id": ["r1"]}), "q", 0)
     register_tables(core_spark, warehouse)
     backend.append(path, pa.table({"run_id": ["r2"]}), "q", 1)

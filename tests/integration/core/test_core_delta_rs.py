@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
@@ -26,7 +27,7 @@ def test_backend_satisfies_the_protocol(backend: DeltaRsBackend) -> None:
 def test_append_records_the_batch_and_a_replay_is_skipped(
     backend: DeltaRsBackend, warehouse: Warehouse, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     assert backend.append(path, events(0, 3), app_id="bronze-q", batch_id=0)
     assert backend.append(path, events(3, 3), app_id="bronze-q", batch_id=1)
     version, before = backend.version(path), _ids(backend, path)
@@ -42,7 +43,7 @@ def test_append_records_the_batch_and_a_replay_is_skipped(
 def test_another_app_id_writes_the_same_batch_id(
     backend: DeltaRsBackend, warehouse: Warehouse, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     backend.append(path, events(0, 2), app_id="query-a", batch_id=5)
 
     assert backend.append(path, events(2, 2), app_id="query-b", batch_id=5)
@@ -55,7 +56,7 @@ def test_another_app_id_writes_the_same_batch_id(
 def test_merge_upserts_by_key_and_skips_a_replay(
     backend: DeltaRsBackend, warehouse: Warehouse
 ) -> None:
-    path = warehouse.table_path("gold", "key_counts")
+    path = warehouse.table_uri("gold", "key_counts")
     first = pa.table({"runId": ["r1", "r1"], "key": ["a", "b"], "total": [1, 2]})
     second = pa.table({"runId": ["r1", "r1"], "key": ["b", "c"], "total": [20, 30]})
 
@@ -83,7 +84,7 @@ def test_merge_upserts_by_key_and_skips_a_replay(
 def test_pandas_input_and_non_null_columns_become_nullable(
     backend: DeltaRsBackend, warehouse: Warehouse
 ) -> None:
-    path = warehouse.table_path("silver", "routed")
+    path = warehouse.table_uri("silver", "routed")
     strict = pa.schema([pa.field("key", pa.string(), nullable=False)])
     backend.append(path, pa.table({"key": ["a"]}, schema=strict), "q", 0)
 
@@ -96,7 +97,7 @@ def test_pandas_input_and_non_null_columns_become_nullable(
 def test_empty_batch_creates_the_table_without_a_commit(
     backend: DeltaRsBackend, warehouse: Warehouse, events: Events
 ) -> None:
-    path = warehouse.table_path("silver", "quarantine")
+    path = warehouse.table_uri("silver", "quarantine")
 
     assert not backend.append(path, events(0, 0), "q", 0)
     assert backend.version(path) == 0
@@ -109,7 +110,7 @@ def test_empty_batch_creates_the_table_without_a_commit(
 def test_create_if_missing_is_idempotent_and_partitioned(
     backend: DeltaRsBackend, warehouse: Warehouse
 ) -> None:
-    path = warehouse.table_path("gold", "runs")
+    path = warehouse.table_uri("gold", "runs")
     schema = pa.schema([("run_id", pa.string()), ("status", pa.string())])
 
     assert backend.create_if_missing(path, schema, partition_by=["run_id"])
@@ -120,13 +121,13 @@ def test_create_if_missing_is_idempotent_and_partitioned(
 
 
 def test_version_of_a_missing_table_is_none(backend: DeltaRsBackend, warehouse: Warehouse) -> None:
-    assert backend.version(warehouse.table_path("gold", "nothing")) is None
+    assert backend.version(warehouse.table_uri("gold", "nothing")) is None
 
 
 @pytest.mark.parametrize("keys", [[], ()])
 def test_merge_needs_keys(backend: DeltaRsBackend, warehouse: Warehouse, keys: list[str]) -> None:
     with pytest.raises(ValueError, match="key"):
-        backend.merge(warehouse.table_path("gold", "x"), pa.table({"a": [1]}), keys, "q", 0)
+        backend.merge(warehouse.table_uri("gold", "x"), pa.table({"a": [1]}), keys, "q", 0)
 
 
 def test_added_files_become_visible_only_with_their_commit(
@@ -136,7 +137,7 @@ def test_added_files_become_visible_only_with_their_commit(
 
     from core.tables.delta_rs import DataFile
 
-    path = warehouse.table_path("bronze", "landed")
+    path = Path(warehouse.table_uri("bronze", "landed"))
     backend.create_if_missing(path, events(0, 1).schema)
     files = []
     for start in (0, 10):
@@ -163,4 +164,4 @@ def test_adding_files_to_a_missing_table_is_an_error(
     from core.tables.delta_rs import DataFile
 
     with pytest.raises(TableError, match="no Delta table"):
-        backend.add_files(warehouse.table_path("bronze", "nowhere"), [DataFile("a", 1, 1)], "x", 0)
+        backend.add_files(warehouse.table_uri("bronze", "nowhere"), [DataFile("a", 1, 1)], "x", 0)

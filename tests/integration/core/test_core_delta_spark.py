@@ -31,7 +31,7 @@ def test_backend_satisfies_the_protocol(core_spark: SparkSession) -> None:
 def test_append_replay_is_skipped(
     native: DeltaSparkBackend, warehouse: Warehouse, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     assert native.append(path, events(0, 3), "q", 0)
     version = native.version(path)
 
@@ -42,7 +42,7 @@ def test_append_replay_is_skipped(
 
 
 def test_merge_upserts(native: DeltaSparkBackend, warehouse: Warehouse) -> None:
-    path = warehouse.table_path("gold", "key_counts")
+    path = warehouse.table_uri("gold", "key_counts")
     native.merge(path, pa.table({"key": ["a", "b"], "n": [1, 2]}), ["key"], "q", 0)
     native.merge(path, pa.table({"key": ["b"], "n": [5]}), ["key"], "q", 1)
 
@@ -55,7 +55,7 @@ def test_merge_upserts(native: DeltaSparkBackend, warehouse: Warehouse) -> None:
 def test_tables_written_by_delta_rs_read_natively(
     native: DeltaSparkBackend, warehouse: Warehouse, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     DeltaRsBackend().append(path, events(0, 4), "q", 0)
 
     assert native.read(path).num_rows == 4

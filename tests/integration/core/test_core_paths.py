@@ -1,4 +1,4 @@
-"""Warehouse layout: <root>/<layer>/<table>, <root>/_checkpoints/<query>."""
+"""Warehouse layout: <root>/<layer>/<table>, <state>/_checkpoints/<query>; bad roots."""
 
 from __future__ import annotations
 
@@ -15,31 +15,45 @@ from core.warehouse import Warehouse, WarehouseError
 def test_layout_follows_design(tmp_path: Path) -> None:
     warehouse = Warehouse(tmp_path / "lakehouse")
 
-    table = warehouse.table_path("gold", "key_counts")
+    table = warehouse.table_uri("gold", "key_counts")
     checkpoint = warehouse.checkpoint("gold_key_counts")
 
-    assert table == tmp_path / "lakehouse" / "gold" / "key_counts"
-    assert table.parent.is_dir()
-    assert checkpoint == tmp_path / "lakehouse" / "_checkpoints" / "gold_key_counts"
-    assert checkpoint.parent.is_dir()
+    assert table == str(tmp_path / "lakehouse" / "gold" / "key_counts")
+    assert checkpoint == str(tmp_path / "lakehouse" / "_checkpoints" / "gold_key_counts")
+    assert Path(checkpoint).parent.is_dir()  # Spark expects the parent to exist
+
+
+def test_object_storage_keeps_spark_state_in_a_local_folder(tmp_path: Path) -> None:
+    # Only the layout: no object store is reached until something is read or written.
+    from core.storage import storage_for
+    from core.warehouse import default_state_dir
+
+    storage = storage_for("s3://bucket/some/prefix", {})
+    assert default_state_dir(storage) == Path(".dkg", "state", "s3", "bucket", "some", "prefix")
+    assert storage.uri("gold", "runs") == "s3://bucket/some/prefix/gold/runs"
 
 
 def test_relative_root_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert Warehouse(Path("lakehouse")).root == tmp_path / "lakehouse"
+    assert Warehouse(Path("lakehouse")).root == str(tmp_path / "lakehouse")
 
 
 @pytest.mark.parametrize("name", ["", "..", "_checkpoints", "a/b", ".hidden"])
 def test_rejects_names_that_escape_the_layout(tmp_path: Path, name: str) -> None:
     with pytest.raises(ValueError, match="invalid"):
-        Warehouse(tmp_path).table_path("gold", name)
+        Warehouse(tmp_path).table_uri("gold", name)
 
 
 def test_root_under_a_file_is_a_warehouse_error(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
-    with pytest.raises(WarehouseError, match="cannot create"):
+    with pytest.raises(WarehouseError, match="not writable"):
         Warehouse(blocker / "lakehouse")
+
+
+def test_an_unsupported_scheme_is_a_warehouse_error(tmp_path: Path) -> None:
+    with pytest.raises(WarehouseError, match="unsupported scheme 'gs'"):
+        Warehouse("gs://bucket/wh")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes through permission bits")
@@ -58,9 +72,9 @@ def test_tables_lists_existing_delta_tables_only(tmp_path: Path) -> None:
     warehouse = Warehouse(tmp_path)
     backend = DeltaRsBackend()
     backend.create_if_missing(
-        warehouse.table_path("gold", "key_counts"), pa.schema([("k", pa.string())])
+        warehouse.table_uri("gold", "key_counts"), pa.schema([("k", pa.string())])
     )
-    warehouse.table_path("silver", "not_yet").mkdir()
-    warehouse.checkpoint("q").mkdir()
+    Path(warehouse.table_uri("silver", "not_yet")).mkdir(parents=True)
+    Path(warehouse.checkpoint("q")).mkdir()
 
     assert [(layer, table) for layer, table, _ in warehouse.tables()] == [("gold", "key_counts")]

@@ -48,7 +48,7 @@ def _append_commits(
 def test_every_row_once_across_batches_and_restart_reads_only_new_rows(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     _append_commits(backend, path, events, first=0, commits=5)
     checkpoint = warehouse.checkpoint("bronze_reader")
     stream = read_delta_stream(core_spark, path, max_files_per_trigger=2)
@@ -70,7 +70,7 @@ def test_every_row_once_across_batches_and_restart_reads_only_new_rows(
 def test_a_byte_cap_takes_whole_commits_and_at_least_one(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     _append_commits(backend, path, events, first=0, commits=5)
     sizes = pa.table(DeltaTable(str(path)).get_add_actions(flatten=True))["size_bytes"].to_pylist()
     batches: Batches = []
@@ -90,7 +90,7 @@ def test_a_byte_cap_takes_whole_commits_and_at_least_one(
 def test_stream_types_and_partition_values(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend
 ) -> None:
-    path = warehouse.table_path("silver", "routed")
+    path = warehouse.table_uri("silver", "routed")
     day = dt.date(2024, 5, 1)
     noon = dt.datetime(2024, 5, 1, 12, tzinfo=dt.UTC)
     table = pa.table(
@@ -121,7 +121,7 @@ def test_stream_types_and_partition_values(
 def test_starting_version_skips_earlier_commits(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     _append_commits(backend, path, events, first=0, commits=3)
     batches: Batches = []
 
@@ -137,7 +137,7 @@ def test_starting_version_skips_earlier_commits(
 def test_columns_option_reads_only_the_named_columns(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
 ) -> None:
-    path = warehouse.table_path("bronze", "raw_events")
+    path = warehouse.table_uri("bronze", "raw_events")
     _append_commits(backend, path, events, first=0, commits=2)
     seen: list[pa.Table] = []
 
@@ -159,7 +159,7 @@ def test_columns_option_reads_only_the_named_columns(
 def test_change_commits_fail_the_stream_unless_skipped(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend
 ) -> None:
-    path = warehouse.table_path("gold", "key_counts")
+    path = warehouse.table_uri("gold", "key_counts")
     backend.merge(path, pa.table({"id": [1, 2]}), ["id"], "q", 0)
     backend.merge(path, pa.table({"id": [2, 3]}), ["id"], "q", 1)  # rewrites a file
 
@@ -178,8 +178,8 @@ def test_change_commits_fail_the_stream_unless_skipped(
 def test_foreach_batch_writer_is_exactly_once_when_a_batch_is_replayed(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend, events: Events
 ) -> None:
-    source = warehouse.table_path("bronze", "raw_events")
-    target = warehouse.table_path("silver", "copy")
+    source = warehouse.table_uri("bronze", "raw_events")
+    target = warehouse.table_uri("silver", "copy")
     checkpoint = warehouse.checkpoint("silver_copy")
     _append_commits(backend, source, events, first=0, commits=4)
     writer = foreach_batch_writer(backend, target, app_id="silver_copy")
@@ -188,7 +188,7 @@ def test_foreach_batch_writer_is_exactly_once_when_a_batch_is_replayed(
     version = backend.version(target)
     # Forget that the last batch finished: Spark re-runs it on restart, as after
     # a crash between the table commit and the checkpoint commit.
-    commits = sorted((checkpoint / "commits").glob("[0-9]*"), key=lambda p: int(p.name))
+    commits = sorted((Path(checkpoint) / "commits").glob("[0-9]*"), key=lambda p: int(p.name))
     last = commits[-1]
     last.unlink()
     last.with_name(f".{last.name}.crc").unlink(missing_ok=True)
@@ -203,8 +203,8 @@ def test_foreach_batch_writer_is_exactly_once_when_a_batch_is_replayed(
 def test_foreach_batch_writer_merge_mode(
     core_spark: SparkSession, warehouse: Warehouse, backend: DeltaRsBackend
 ) -> None:
-    source = warehouse.table_path("silver", "partials")
-    target = warehouse.table_path("gold", "key_counts")
+    source = warehouse.table_uri("silver", "partials")
+    target = warehouse.table_uri("gold", "key_counts")
     backend.append(source, pa.table({"key": ["a", "b"], "n": [1, 2]}), "p", 0)
     backend.append(source, pa.table({"key": ["c"], "n": [3]}), "p", 1)
     writer = foreach_batch_writer(backend, target, app_id="gold_q", mode="merge", keys=["key"])
@@ -224,4 +224,4 @@ def test_foreach_batch_writer_merge_mode(
 
 def test_writer_rejects_merge_without_keys(backend: DeltaRsBackend, warehouse: Warehouse) -> None:
     with pytest.raises(ValueError, match="key"):
-        foreach_batch_writer(backend, warehouse.table_path("gold", "x"), "q", mode="merge")
+        foreach_batch_writer(backend, warehouse.table_uri("gold", "x"), "q", mode="merge")

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from core.kafka.broker import LocalBroker
+from core.kafka.client import KafkaClient
+from tests.integration.kafka_clients import local_client
 
 
 @pytest.fixture(scope="module")
@@ -15,3 +17,8 @@ def join_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     bootstrap = broker.start()
     yield bootstrap
     broker.stop()
+
+
+@pytest.fixture(scope="module")
+def join_kafka(join_bootstrap: str) -> KafkaClient:
+    return local_client(join_bootstrap)

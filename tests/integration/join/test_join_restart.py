@@ -10,26 +10,31 @@ from pathlib import Path
 
 import pytest
 
-from core.config import load_config
+from core.config import load_settings
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.join_job import JoinRequest, data_spec, ground_truth_check, join_run_id
+from pipelines.join_job import (
+    JoinRequest,
+    data_spec,
+    generated_topics,
+    ground_truth_check,
+    join_run_id,
+)
 from silver.join import JoinParams
 from tests.integration.waiting import wait_for_version
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 LEFTS = 4_000
-TOPICS = ("kill-left", "kill-right")
 
 
-def _command(bootstrap: str, warehouse: Path, overlay: Path) -> list[str]:
+def _command(bootstrap: str, warehouse: str, overlay: Path) -> list[str]:
     return [sys.executable, "-m", "pipelines.cli", "join", "--bootstrap-servers", bootstrap,
-            "--lefts", str(LEFTS), "--partitions", "2", "--topics", ",".join(TOPICS),
+            "--profile", "local", "--lefts", str(LEFTS), "--partitions", "2",
             "--warehouse", str(warehouse), "--config", str(overlay)]  # fmt: skip
 
 
-def test_killed_join_resumes_without_losing_a_match(join_bootstrap, tmp_path):
+def test_killed_join_resumes_without_losing_a_match(join_bootstrap, join_kafka, tmp_path):
     warehouse = Warehouse(tmp_path / "lakehouse")
     overlay = tmp_path / "small-batches.yaml"
     overlay.write_text("join:\n  max_offsets_per_trigger: 1200\n")  # several micro-batches
@@ -37,7 +42,7 @@ def test_killed_join_resumes_without_losing_a_match(join_bootstrap, tmp_path):
     first = subprocess.Popen(_command(join_bootstrap, warehouse.root, overlay), env=env,  # noqa: S603
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        wait_for_version(warehouse.table_path("silver", "joined"), 1, timeout_s=300)
+        wait_for_version(warehouse.table_uri("silver", "joined"), 1, timeout_s=300)
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait()
@@ -46,10 +51,11 @@ def test_killed_join_resumes_without_losing_a_match(join_bootstrap, tmp_path):
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert "false_unmatched" in finished.stdout
 
-    spec = data_spec(load_config().join, lefts=LEFTS, partitions=2)
-    run_id = join_run_id(JoinRequest(spec, TOPICS, join_bootstrap, JoinParams(), shards=2))
+    spec = data_spec(load_settings(env={}).settings.join, lefts=LEFTS, partitions=2)
+    request = JoinRequest(spec, generated_topics(spec), join_kafka, JoinParams(), shards=2)
+    run_id = join_run_id(request)
     backend = DeltaRsBackend()
     assert ground_truth_check(backend, warehouse, run_id, spec) == {
         "missed": 0, "false_unmatched": 0, "wrong_pairs": 0}
-    state = backend.read(warehouse.table_path("silver", "join_state")).to_pandas()
+    state = backend.read(warehouse.table_uri("silver", "join_state")).to_pandas()
     assert state["batch_id"].nunique() >= 3  # the kill really came mid-run

@@ -19,8 +19,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from bronze.join_data import JoinDataSpec, generate, produce_phase
-from core.kafka.broker import ensure_topic
-from core.kafka.source import read_kafka_stream
+from core.kafka.admin import ensure_topic
+from core.kafka.client import KafkaClient
+from core.kafka.source import KafkaTopic, read_kafka_stream
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.join_job import JoinRequest, ground_truth_check, run_join
@@ -34,9 +35,9 @@ SPEC = JoinDataSpec(lefts=3_000, rate=1_000, partitions=2, jump_fraction=0.05, s
 PARAMS = JoinParams(window_ms=2_000, sync_delay_ms=500, partitions=(2, 2))
 
 
-def _side(spark, bootstrap: str, topic: str, prefix: str) -> DataFrame:
+def _side(spark, kafka: KafkaClient, topic: str, prefix: str) -> DataFrame:
     message = F.from_json(F.col("value").cast("string"), VALUE_DDL)
-    rows = read_kafka_stream(spark, bootstrap, topic).select(message.alias("m"))
+    rows = read_kafka_stream(spark, KafkaTopic(kafka, topic)).select(message.alias("m"))
     rows = rows.select(F.col("m.id").alias(f"{prefix}_id"),
                        F.timestamp_millis(F.col("m.created_ms")).alias(f"{prefix}_time"))  # fmt: skip
     # Heartbeats (null id) are kept; for the right side the join's inferred
@@ -56,10 +57,10 @@ def _wait_for_watermark_batch(query, timeout_s: float = 120.0) -> None:
     raise AssertionError(f"no batch ran with an advanced watermark: {query.recentProgress}")
 
 
-def _builtin_join(spark, bootstrap: str, data, topics: tuple[str, str], checkpoint: str) -> list:
+def _builtin_join(spark, kafka: KafkaClient, data, topics: tuple[str, str], checkpoint: str) -> list:
     for topic in topics:  # the source checks that its topic exists
-        ensure_topic(bootstrap, topic, SPEC.partitions)
-    left, right = _side(spark, bootstrap, topics[0], "l"), _side(spark, bootstrap, topics[1], "r")
+        ensure_topic(kafka, topic, SPEC.partitions)
+    left, right = _side(spark, kafka, topics[0], "l"), _side(spark, kafka, topics[1], "r")
     condition = F.expr(f"r_id = l_id AND r_time >= l_time AND "
                        f"r_time <= l_time + interval {PARAMS.window_ms} milliseconds")  # fmt: skip
     joined = left.join(right, condition, "leftOuter").select("l_id", "r_id")
@@ -69,7 +70,7 @@ def _builtin_join(spark, bootstrap: str, data, topics: tuple[str, str], checkpoi
              .option("checkpointLocation", checkpoint).start())  # fmt: skip
     try:
         for phase in range(data.phases):
-            produce_phase(data.phase(phase), bootstrap, topics, SPEC.partitions)
+            produce_phase(data.phase(phase), kafka, topics, SPEC.partitions)
             query.processAllAvailable()
             if phase == 0:
                 _wait_for_watermark_batch(query)
@@ -78,11 +79,11 @@ def _builtin_join(spark, bootstrap: str, data, topics: tuple[str, str], checkpoi
     return sink
 
 
-def test_builtin_join_loses_the_stalled_partition(spark, join_bootstrap, tmp_path):
+def test_builtin_join_loses_the_stalled_partition(spark, join_kafka, tmp_path):
     data = generate(SPEC)
     held_back = set(data.phase(1)["id"].dropna())
     assert len(held_back) > 100
-    rows = _builtin_join(spark, join_bootstrap, data, ("builtin-left", "builtin-right"),
+    rows = _builtin_join(spark, join_kafka, data, ("builtin-left", "builtin-right"),
                          str(tmp_path / "checkpoint"))  # fmt: skip
     out = pd.DataFrame([r.asDict() for r in rows]).dropna(subset=["l_id"])
     matched = set(out.loc[out["r_id"].notna(), "l_id"])
@@ -97,9 +98,9 @@ def test_builtin_join_loses_the_stalled_partition(spark, join_bootstrap, tmp_pat
     assert not late & matched
 
 
-def test_partition_aware_join_is_exact_through_a_stall(spark, join_bootstrap, tmp_path):
+def test_partition_aware_join_is_exact_through_a_stall(spark, join_kafka, tmp_path):
     warehouse = Warehouse(tmp_path / "lakehouse")
-    request = JoinRequest(SPEC, ("ours-left", "ours-right"), join_bootstrap, PARAMS, shards=2,
+    request = JoinRequest(SPEC, ("ours-left", "ours-right"), join_kafka, PARAMS, shards=2,
                           max_offsets_per_trigger=2_000, stats_window_ms=1_000)  # fmt: skip
     backend = DeltaRsBackend()
     result = run_join(spark, request, warehouse, backend)
@@ -109,11 +110,11 @@ def test_partition_aware_join_is_exact_through_a_stall(spark, join_bootstrap, tm
     assert result.summary["matched"] == len(data.matches)
     assert result.summary["unmatched"] == SPEC.lefts - len(data.matches)
     assert result.summary["late_rights"] == result.summary["orphan_rights"] == 0
-    stats = backend.read(warehouse.table_path("gold", "join_stats")).to_pandas()
+    stats = backend.read(warehouse.table_uri("gold", "join_stats")).to_pandas()
     windows = stats[stats["scope"] == "window"]
     assert windows["lefts"].sum() == SPEC.lefts
     assert windows["matched"].sum() == len(data.matches)
     # During the stall the held-back partners' lefts waited in state (over all shards).
-    state = backend.read(warehouse.table_path("silver", "join_state")).to_pandas()
+    state = backend.read(warehouse.table_uri("silver", "join_state")).to_pandas()
     pending = state.groupby("batch_id")["pending_left"].sum()
     assert pending.max() >= len(set(data.phase(1)["id"].dropna()))

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from core.kafka.broker import LocalBroker
+from core.kafka.client import KafkaClient
+from tests.integration.kafka_clients import local_client
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +24,8 @@ def bootstrap(kafka_broker: LocalBroker) -> str:
     status = kafka_broker.status()
     assert status.bootstrap is not None
     return status.bootstrap
+
+
+@pytest.fixture(scope="session")
+def kafka(bootstrap: str) -> KafkaClient:
+    return local_client(bootstrap)

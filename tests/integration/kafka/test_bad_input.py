@@ -15,8 +15,8 @@ from collections import Counter
 import pytest
 
 from bronze.datasets.base import DEFAULT_START_MS
-from core.kafka.broker import BrokerError, end_offsets, ensure_topic
-from core.kafka.source import read_kafka_stream
+from core.kafka.admin import BrokerError, end_offsets, ensure_topic
+from core.kafka.source import KafkaTopic, read_kafka_stream
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.jobs import RunSpec, run_finite
@@ -69,11 +69,11 @@ def _messages() -> tuple[list[tuple[bytes | None, str | None]], Counter]:
 
 
 @pytest.fixture(scope="module")
-def bad_run(spark, bootstrap, tmp_path_factory):
+def bad_run(spark, bootstrap, kafka, tmp_path_factory):
     from kafka import KafkaProducer
 
     messages, exact = _messages()
-    ensure_topic(bootstrap, TOPIC, 2)
+    ensure_topic(kafka, TOPIC, 2)
     producer = KafkaProducer(bootstrap_servers=bootstrap, max_request_size=4 << 20,
                              enable_idempotence=False, acks=1)  # fmt: skip
     sent = [producer.send(TOPIC, key=f"m{i}".encode(), value=value, partition=i % 2,
@@ -85,10 +85,10 @@ def bad_run(spark, bootstrap, tmp_path_factory):
     warehouse = Warehouse(tmp_path_factory.mktemp("bad") / "lakehouse")
     spec = RunSpec(run_id="bad", source_type="ZIPF", grouping="DYNAMIC_KEY", workers=4,
                    splitters=2)  # fmt: skip
-    listener = StreamProgressListener(kafka_end=lambda: sum(end_offsets(bootstrap, TOPIC).values()))
+    listener = StreamProgressListener(kafka_end=lambda: sum(end_offsets(kafka, TOPIC).values()))
     spark.streams.addListener(listener)
     try:
-        kafka_rows = read_kafka_stream(spark, bootstrap, TOPIC, max_offsets_per_trigger=150)
+        kafka_rows = read_kafka_stream(spark, KafkaTopic(kafka, TOPIC, max_offsets_per_trigger=150))
         run_finite(spark, kafka_rows, spec, warehouse, DeltaRsBackend())
         listener.wait_idle(timeout_s=30, until="worker_windows")
     finally:
@@ -99,8 +99,8 @@ def bad_run(spark, bootstrap, tmp_path_factory):
 def test_every_bad_message_is_quarantined_with_its_reason(bad_run):
     warehouse, messages, _, _ = bad_run
     backend = DeltaRsBackend()
-    quarantine = backend.read(warehouse.table_path("silver", "quarantine")).to_pandas()
-    routed = backend.read(warehouse.table_path("silver", "routed")).to_pandas()
+    quarantine = backend.read(warehouse.table_uri("silver", "quarantine")).to_pandas()
+    routed = backend.read(warehouse.table_uri("silver", "routed")).to_pandas()
     # The producer chose partition i % 2, so offsets follow from the message order.
     position = {(i % 2, i // 2): value_reason for i, value_reason in enumerate(messages)}
     got = {(int(p), int(o)): r for p, o, r in
@@ -119,7 +119,7 @@ def test_every_bad_message_is_quarantined_with_its_reason(bad_run):
 
 def test_gold_counts_are_exact(bad_run):
     warehouse, _, exact, _ = bad_run
-    counts = DeltaRsBackend().read(warehouse.table_path("gold", "key_counts")).to_pandas()
+    counts = DeltaRsBackend().read(warehouse.table_uri("gold", "key_counts")).to_pandas()
     assert counts.groupby("key")["count"].sum().to_dict() == dict(exact)
 
 
@@ -132,9 +132,9 @@ def test_progress_listener_saw_every_stage_and_no_lag_at_the_end(bad_run):
     assert listener.last["silver"]["rows"] == len(messages)
 
 
-def test_a_topic_that_does_not_exist_is_named(spark, bootstrap):
+def test_a_topic_that_does_not_exist_is_named(spark, kafka):
     with pytest.raises(BrokerError, match="'no-such-topic' does not exist"):
-        read_kafka_stream(spark, bootstrap, "no-such-topic")
+        read_kafka_stream(spark, KafkaTopic(kafka, "no-such-topic"))
 
 
 @pytest.mark.parametrize(("query", "names"), [

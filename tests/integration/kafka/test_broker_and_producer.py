@@ -10,25 +10,27 @@ from kafka import KafkaConsumer, TopicPartition
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
-from core.kafka.broker import BrokerError, LocalBroker, end_offsets, ensure_topic, topic_exists
+from core.kafka.admin import BrokerError, end_offsets, ensure_topic, topic_exists
+from core.kafka.broker import LocalBroker
+from tests.integration.kafka_clients import local_client
 
 pytestmark = pytest.mark.slow
 
 
-def test_status_and_topics(kafka_broker, bootstrap):
+def test_status_and_topics(kafka_broker, kafka):
     assert kafka_broker.status().running
-    ensure_topic(bootstrap, "three", 3)
-    ensure_topic(bootstrap, "three", 3)  # idempotent
-    assert topic_exists(bootstrap, "three")
-    assert end_offsets(bootstrap, "three") == {0: 0, 1: 0, 2: 0}
+    assert ensure_topic(kafka, "three", 3)
+    assert not ensure_topic(kafka, "three", 3)  # idempotent
+    assert topic_exists(kafka, "three")
+    assert end_offsets(kafka, "three") == {0: 0, 1: 0, 2: 0}
     with pytest.raises(BrokerError, match="does not exist"):
-        end_offsets(bootstrap, "no-such-topic")
+        end_offsets(kafka, "no-such-topic")
 
 
-def test_producer_writes_every_message_keyed_with_event_timestamps(bootstrap):
+def test_producer_writes_every_message_keyed_with_event_timestamps(bootstrap, kafka):
     dataset = make_dataset(DatasetSpec(name="COUNTRY_SKEW_R80", messages=3000, seed=1))
-    assert produce(dataset, bootstrap, "countries", 3) == 3000
-    offsets = end_offsets(bootstrap, "countries")
+    assert produce(dataset, kafka, "countries", 3) == 3000
+    offsets = end_offsets(kafka, "countries")
     assert sum(offsets.values()) == 3000 and len(offsets) == 3
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     parts = [TopicPartition("countries", p) for p in range(3)]
@@ -53,13 +55,12 @@ def test_producer_writes_every_message_keyed_with_event_timestamps(bootstrap):
 
 def test_restart_keeps_data(tmp_path):
     broker = LocalBroker(tmp_path)
-    bootstrap = broker.start()
-    produce(make_dataset(DatasetSpec(messages=500)), bootstrap, "kept", 2)
+    produce(make_dataset(DatasetSpec(messages=500)), local_client(broker.start()), "kept", 2)
     broker.stop()
     assert not broker.status().running
-    bootstrap = broker.start()
+    kafka = local_client(broker.start())
     try:
-        assert sum(end_offsets(bootstrap, "kept").values()) == 500
+        assert sum(end_offsets(kafka, "kept").values()) == 500
     finally:
         broker.stop()
 
@@ -67,5 +68,5 @@ def test_restart_keeps_data(tmp_path):
 def test_unreachable_broker_fails_fast():
     started = time.monotonic()
     with pytest.raises(BrokerError, match="cannot reach"):
-        produce(make_dataset(DatasetSpec(messages=10)), "127.0.0.1:1", "t", 1)
+        produce(make_dataset(DatasetSpec(messages=10)), local_client("127.0.0.1:1"), "t", 1)
     assert time.monotonic() - started < 10

@@ -8,9 +8,11 @@ import pytest
 from bronze.landing import land_range
 from bronze.schemas import RAW_EVENTS_ARROW
 from bronze.stream import landing_batch_writer
-from core.kafka.broker import end_offsets, ensure_topic
+from core.kafka.admin import end_offsets, ensure_topic
+from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, open_producer, send
 from core.kafka.source import KafkaRange, KafkaTopic
+from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.jobs import RunSpec, StageTimes, _drain, build_stage
@@ -21,10 +23,10 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 MESSAGES = [(b"k1", b'\x00\xff{"a": 1}'), (None, b""), (b"", b"\xc3\x28"), (b"k2", b"x" * 5000)]
 
 
-def _fill(bootstrap: str, topic: str, copies: int, partitions: int = 2) -> None:
+def _fill(kafka: KafkaClient, topic: str, copies: int, partitions: int = 2) -> None:
     failures = DeliveryErrors()
-    producer = open_producer(bootstrap, f"{topic}-test", failures)
-    ensure_topic(bootstrap, topic, partitions)
+    producer = open_producer(kafka, f"{topic}-test", failures)
+    ensure_topic(kafka, topic, partitions)
     for i in range(copies):
         for j, (key, value) in enumerate(MESSAGES):
             send(producer, topic, key, value, 1_700_000_000_000 + i, partition=(i + j) % partitions)
@@ -32,18 +34,18 @@ def _fill(bootstrap: str, topic: str, copies: int, partitions: int = 2) -> None:
 
 
 def test_a_landed_range_is_the_partition_byte_exact_and_lands_again_identically(
-    bootstrap, tmp_path
+    kafka, tmp_path
 ) -> None:
-    _fill(bootstrap, "landing-range", copies=50)
-    ends = end_offsets(bootstrap, "landing-range")
-    task = KafkaRange(bootstrap, "landing-range", 0, 3, ends[0])
+    _fill(kafka, "landing-range", copies=50)
+    ends = end_offsets(kafka, "landing-range")
+    task = KafkaRange("landing-range", 0, 3, ends[0])
 
-    first = land_range(task, str(tmp_path), "run-a")
+    first = land_range(task, kafka, LOCAL_FILES, str(tmp_path), "run-a")
     assert first is not None and first.rows == ends[0] - 3
     table = pq.read_table(tmp_path / first.name)
     content = (tmp_path / first.name).read_bytes()
-    again = land_range(task, str(tmp_path), "run-a")
-    other_run = land_range(task, str(tmp_path), "run-b")
+    again = land_range(task, kafka, LOCAL_FILES, str(tmp_path), "run-a")
+    other_run = land_range(task, kafka, LOCAL_FILES, str(tmp_path), "run-b")
 
     assert table.schema.equals(RAW_EVENTS_ARROW)
     assert table["offset"].to_pylist() == list(range(3, ends[0]))
@@ -57,10 +59,10 @@ def test_a_landed_range_is_the_partition_byte_exact_and_lands_again_identically(
 
 
 def test_landed_bronze_equals_the_row_path_and_a_replay_adds_nothing(
-    spark, bootstrap, tmp_path
+    spark, kafka, tmp_path
 ) -> None:
-    _fill(bootstrap, "landing-stage", copies=300, partitions=3)
-    topic = KafkaTopic(bootstrap, "landing-stage", max_offsets_per_trigger=500)
+    _fill(kafka, "landing-stage", copies=300, partitions=3)
+    topic = KafkaTopic(kafka, "landing-stage", max_offsets_per_trigger=500)
     backend = DeltaRsBackend()
     tables = {}
     for label, source in (("landed", topic), ("rows", topic.rows(spark))):
@@ -68,7 +70,7 @@ def test_landed_bronze_equals_the_row_path_and_a_replay_adds_nothing(
         spec = RunSpec(run_id=label, source_type="ZIPF", grouping="KEY", workers=2, splitters=3)
         times = StageTimes()
         _drain(build_stage("bronze", spark, source, spec, warehouse, backend), times)
-        tables[label] = backend.read(warehouse.table_path("bronze", "raw_events"))
+        tables[label] = backend.read(warehouse.table_uri("bronze", "raw_events"))
         assert times.profile["bronze"]["rows"] == 300 * len(MESSAGES)  # messages, not files
     landed, rows = (tables[k].drop(["run_id"]).sort_by([("partition", "ascending"),
                                                         ("offset", "ascending")])
@@ -79,7 +81,7 @@ def test_landed_bronze_equals_the_row_path_and_a_replay_adds_nothing(
     assert tables["landed"].schema.equals(tables["rows"].schema)
 
     # A replayed batch that is already committed is skipped before its tasks run.
-    path = Warehouse(tmp_path / "landed").table_path("bronze", "raw_events")
+    path = Warehouse(tmp_path / "landed").table_uri("bronze", "raw_events")
     version = backend.version(path)
     must_not_run = spark.range(1).selectExpr("raise_error('the replay ran') AS name")
     landing_batch_writer(backend, path, "landed-bronze")(must_not_run, 0)

@@ -12,8 +12,8 @@ import pytest
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
-from core.kafka.broker import topic_exists
-from core.kafka.source import read_kafka_stream
+from core.kafka.admin import topic_exists
+from core.kafka.source import KafkaTopic, read_kafka_stream
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import run_continuous
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 def _gold_counts(backend, warehouse, run_id) -> Counter:
-    table = backend.read(warehouse.table_path("gold", "key_counts"))
+    table = backend.read(warehouse.table_uri("gold", "key_counts"))
     rows = table.filter(pc.equal(table["run_id"], run_id)).to_pylist()
     counts: Counter = Counter()
     for row in rows:
@@ -31,14 +31,14 @@ def _gold_counts(backend, warehouse, run_id) -> Counter:
     return counts
 
 
-def test_stages_run_side_by_side_and_gold_ends_exact(spark, bootstrap, tmp_path):
+def test_stages_run_side_by_side_and_gold_ends_exact(spark, kafka, tmp_path):
     spec = DatasetSpec(name="COUNTRY_SKEW_R80", messages=3000, rate=200, seed=5)
     expected: Counter = Counter()
     for batch in make_dataset(spec).tuples(batch_size=3000):
         for key, count in zip(batch.keys, batch.counts.tolist(), strict=True):
             expected[key] += count
     # 400 messages/s of wall time: the queries start while messages still arrive.
-    producer = threading.Thread(target=produce, args=(make_dataset(spec), bootstrap, "live", 2,
+    producer = threading.Thread(target=produce, args=(make_dataset(spec), kafka, "live", 2,
                                                       2.0, None, 500))  # fmt: skip
     producer.start()
     warehouse, backend = Warehouse(tmp_path / "lake"), DeltaRsBackend()
@@ -49,9 +49,9 @@ def test_stages_run_side_by_side_and_gold_ends_exact(spark, bootstrap, tmp_path)
     def finished() -> bool:
         return not producer.is_alive() and _gold_counts(backend, warehouse, "live-run") == expected
 
-    while not topic_exists(bootstrap, "live"):  # the producer creates it
+    while not topic_exists(kafka, "live"):  # the producer creates it
         time.sleep(0.1)
-    kafka_rows = read_kafka_stream(spark, bootstrap, "live", "earliest", 1000)
+    kafka_rows = read_kafka_stream(spark, KafkaTopic(kafka, "live", "earliest", 1000))
     times = run_continuous(spark, kafka_rows, run, warehouse, backend, finished, trigger_s=0.5,
                            gold_every_s=1.0, on_refresh=refreshes.append)  # fmt: skip
     producer.join()

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -24,8 +23,10 @@ MESSAGES = 6000
 SOURCE = "COUNTRY_SKEW_R80"
 
 
-def _command(bootstrap: str, topic: str, warehouse: Path) -> list[str]:
+def _command(bootstrap: str, topic: str, warehouse: str) -> list[str]:
+    # The test broker is the embedded kind: its profile's settings apply.
     return [sys.executable, "-m", "pipelines.cli", "run", "--bootstrap-servers", bootstrap,
+            "--profile", "local",
             "--topic", topic, "--source", SOURCE, "--messages", str(MESSAGES), "--workers", "4",
             "--partitions", "3", "--max-offsets-per-trigger", "700", "--warehouse", str(warehouse)]  # fmt: skip
 
@@ -51,7 +52,7 @@ def test_killed_run_resumes_without_loss_or_double_count(bootstrap, tmp_path, ta
     first = subprocess.Popen(_command(bootstrap, topic, warehouse.root), env=env,  # noqa: S603
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        wait_for_version(warehouse.table_path(*table), version)
+        wait_for_version(warehouse.table_uri(*table), version)
         time.sleep(delay_s)
     finally:
         first.send_signal(signal.SIGKILL)
@@ -61,8 +62,8 @@ def test_killed_run_resumes_without_loss_or_double_count(bootstrap, tmp_path, ta
     assert finished.returncode == 0, finished.stderr[-2000:]
 
     backend = DeltaRsBackend()
-    bronze = backend.read(warehouse.table_path("bronze", "raw_events")).to_pandas()
+    bronze = backend.read(warehouse.table_uri("bronze", "raw_events")).to_pandas()
     assert len(bronze) == MESSAGES
     assert not bronze.duplicated(["partition", "offset"]).any()
-    counts = backend.read(warehouse.table_path("gold", "key_counts")).to_pandas()
+    counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
     assert counts.groupby("key")["count"].sum().to_dict() == dict(_exact_counts())

@@ -7,25 +7,25 @@ import pytest
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
-from core.kafka.broker import ensure_topic
-from core.kafka.source import read_kafka_stream
+from core.kafka.admin import ensure_topic
+from core.kafka.source import KafkaTopic, read_kafka_stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
-def _drain(spark, bootstrap, topic, checkpoint, cap=None):
+def _drain(spark, kafka, topic, checkpoint, cap=None):
     batches = []
-    frame = read_kafka_stream(spark, bootstrap, topic, max_offsets_per_trigger=cap)
+    frame = read_kafka_stream(spark, KafkaTopic(kafka, topic, max_offsets_per_trigger=cap))
     query = (frame.writeStream.foreachBatch(lambda df, _: batches.append(df.toPandas()))
              .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())  # fmt: skip
     query.awaitTermination()
     return batches
 
 
-def test_every_message_exactly_once_and_only_new_ones_after_restart(spark, bootstrap, tmp_path):
+def test_every_message_exactly_once_and_only_new_ones_after_restart(spark, kafka, tmp_path):
     spec = DatasetSpec(name="TWITTER_TICKER", messages=1200, seed=2)
-    produce(make_dataset(spec), bootstrap, "tweets", 3)
-    first = _drain(spark, bootstrap, "tweets", tmp_path / "ckpt", cap=500)
+    produce(make_dataset(spec), kafka, "tweets", 3)
+    first = _drain(spark, kafka, "tweets", tmp_path / "ckpt", cap=500)
     assert len(first) >= 3  # the cap split the backlog
     rows = [r for batch in first for r in batch.itertuples()]
     assert len(rows) == 1200
@@ -35,13 +35,13 @@ def test_every_message_exactly_once_and_only_new_ones_after_restart(spark, boots
     expected = next(make_dataset(spec).messages(batch_size=1200))
     assert sorted(bytes(r.value) for r in rows) == sorted(expected.payloads)  # byte-exact
 
-    produce(make_dataset(DatasetSpec(name="TWITTER_TICKER", messages=300, seed=9)), bootstrap,
+    produce(make_dataset(DatasetSpec(name="TWITTER_TICKER", messages=300, seed=9)), kafka,
             "tweets", 3)  # fmt: skip
-    second = _drain(spark, bootstrap, "tweets", tmp_path / "ckpt")
+    second = _drain(spark, kafka, "tweets", tmp_path / "ckpt")
     assert sum(len(b) for b in second) == 300
 
 
-def test_reads_a_partition_backlog_larger_than_a_fetch_response_limit(spark, bootstrap, tmp_path):
+def test_reads_a_partition_backlog_larger_than_a_fetch_response_limit(spark, kafka, tmp_path):
     # The local broker answers each fetch with the whole backlog past the offset:
     # 110 MB here, above librdkafka's default 100 MB response limit.
     from pyspark.sql import functions as F
@@ -49,14 +49,14 @@ def test_reads_a_partition_backlog_larger_than_a_fetch_response_limit(spark, boo
     from core.kafka.producer import DeliveryErrors, open_producer, send
 
     failures = DeliveryErrors()
-    producer = open_producer(bootstrap, "big-backlog", failures)
-    ensure_topic(bootstrap, "big-backlog", 1)
+    producer = open_producer(kafka, "big-backlog", failures)
+    ensure_topic(kafka, "big-backlog", 1)
     payload = b"x" * (1 << 19)  # the broker takes messages up to 1 MB
     for offset in range(220):
         send(producer, "big-backlog", None, payload, offset)
     assert producer.flush(60.0) == 0 and failures.first is None
     totals = []
-    frame = read_kafka_stream(spark, bootstrap, "big-backlog")
+    frame = read_kafka_stream(spark, KafkaTopic(kafka, "big-backlog"))
     query = (frame.writeStream
              .foreachBatch(lambda df, _: totals.append(df.agg(F.count("*"), F.sum(F.length("value"))).first()))
              .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())  # fmt: skip

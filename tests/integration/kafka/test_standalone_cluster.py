@@ -62,7 +62,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_main_job_runs_on_a_standalone_cluster(cluster, bootstrap, tmp_path):
     warehouse = Warehouse(tmp_path / "lakehouse")
     command = [sys.executable, "-m", "pipelines.cli", "run", "--mode", "CLUSTER", "--master", cluster,
-               "--bootstrap-servers", bootstrap, "--topic", "cluster-run", "--source",
+               "--bootstrap-servers", bootstrap, "--profile", "local", "--topic", "cluster-run",
+               "--source",
                "COUNTRY_SKEW_R80", "--messages", "3000", "--workers", "4", "--partitions", "2",
                "--warehouse", str(warehouse.root)]  # fmt: skip
     finished = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)  # noqa: S603
@@ -71,5 +72,5 @@ def test_main_job_runs_on_a_standalone_cluster(cluster, bootstrap, tmp_path):
     exact: Counter = Counter()
     for batch in make_dataset(DatasetSpec(name="COUNTRY_SKEW_R80", messages=3000)).tuples():
         exact.update(batch.keys.tolist())
-    counts = DeltaRsBackend().read(warehouse.table_path("gold", "key_counts")).to_pandas()
+    counts = DeltaRsBackend().read(warehouse.table_uri("gold", "key_counts")).to_pandas()
     assert counts.groupby("key")["count"].sum().to_dict() == dict(exact)

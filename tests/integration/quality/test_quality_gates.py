@@ -48,7 +48,7 @@ def test_finite_run_passes_every_check_and_corrupted_silver_is_named(spark, tmp_
                after_stage=after_stage)  # fmt: skip
     assert gated == ["bronze", "silver", "gold"]
     runs = pd.DataFrame({"run_id": [spec.run_id], "workers": [W], "status": ["succeeded"]})
-    backend.append(warehouse.table_path("gold", "runs"), runs, "test-runs", 0)
+    backend.append(warehouse.table_uri("gold", "runs"), runs, "test-runs", 0)
 
     root = str(warehouse.root)
     assert main(["check", "--warehouse", root]) == 0
@@ -56,7 +56,7 @@ def test_finite_run_passes_every_check_and_corrupted_silver_is_named(spark, tmp_
     assert "run q-run" in out and "9 suites" in out and " 0 failed\n" in out + "\n"
 
     # A routed tuple on a worker that does not exist (worker = W).
-    routed_path = warehouse.table_path("silver", "routed")
+    routed_path = warehouse.table_uri("silver", "routed")
     routed = backend.read(routed_path).to_pandas()
     bad = routed.iloc[[0]].assign(worker=W, tuple_index=99)
     backend.append(routed_path, bad.astype(routed.dtypes.to_dict()), "corrupt", 0)
@@ -77,12 +77,12 @@ def test_gate_fails_the_main_job_naming_the_expectation(spark, tmp_path, capsys)
     err = capsys.readouterr().err
     assert "silver failed its checks: silver.routed: " in err
     assert "expect_column_values_to_be_between(count)" in err
-    runs = DeltaRsBackend().read(Warehouse(warehouse).table_path("gold", "runs")).to_pandas()
+    runs = DeltaRsBackend().read(Warehouse(warehouse).table_uri("gold", "runs")).to_pandas()
     assert runs["status"].tolist() == ["failed"]
     assert main(["check", "--warehouse", str(warehouse), "--config", str(overlay)]) == 1
     capsys.readouterr()
     # Without the gates the same job finishes; the default thresholds then pass.
     assert main([*args, "--config", str(overlay), "--skip-checks"]) == 0
     assert main(["check", "--warehouse", str(warehouse)]) == 0
-    runs = DeltaRsBackend().read(Warehouse(warehouse).table_path("gold", "runs")).to_pandas()
+    runs = DeltaRsBackend().read(Warehouse(warehouse).table_uri("gold", "runs")).to_pandas()
     assert runs["status"].tolist() == ["succeeded"]

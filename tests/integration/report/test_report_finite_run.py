@@ -58,7 +58,7 @@ def test_report_of_a_finite_run_shows_golds_numbers(spark, tmp_path):
     blocks = _blocks(html)
 
     def gold(name):
-        return read_delta(spark, str(warehouse.table_path("gold", name))).toPandas()
+        return read_delta(spark, str(warehouse.table_uri("gold", name))).toPandas()
 
     metrics = gold("distribution_metrics")
     cumulative = metrics[metrics["scope"] == "cumulative"].set_index("run_id")

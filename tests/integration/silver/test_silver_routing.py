@@ -12,6 +12,7 @@ import pytest
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from core.spark.placement import spread_group_keys
+from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, read_delta_stream
 from silver.blocks import routed_rows
 from silver.groupings.registry import make_grouping
@@ -51,7 +52,7 @@ def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: di
     collected: list[pd.DataFrame] = []
     if packed_on_read:  # the job's way: the read tasks pack the bronze files
         keys = splitter_group_keys(spark, PARTITIONS, None)
-        blocks = read_bronze_blocks(spark, str(bronze), "r1", PARTITIONS, keys, 1)
+        blocks = read_bronze_blocks(spark, LOCAL_FILES, str(bronze), "r1", PARTITIONS, keys, 1)
         routed = route_blocks(blocks, "ZIPF", PARTITIONS, grouping, 5, params)
     else:
         raw = read_delta_stream(spark, str(bronze), max_files_per_trigger=1)

@@ -7,6 +7,7 @@ import pandas as pd
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
+from core.storage import LOCAL_FILES
 from gold.metrics import RunMetricsAccumulator
 from gold.routed_feed import RoutedMetricsFeed
 from gold.transforms import add_routed, distribution_metrics, metrics_frame
@@ -31,7 +32,7 @@ def _commit(path, run_id: str, first_offset: int, rows: int, seed: int) -> pd.Da
 
 
 def _feed(path, run_id: str = "r") -> RoutedMetricsFeed:
-    return RoutedMetricsFeed(str(path), run_id, lambda: RunMetricsAccumulator(WORKERS, 60_000))
+    return RoutedMetricsFeed(LOCAL_FILES, str(path), run_id, lambda: RunMetricsAccumulator(WORKERS, 60_000))
 
 
 def _metrics(feed: RoutedMetricsFeed) -> pd.DataFrame:

@@ -24,9 +24,9 @@ def warehouse(tmp_path) -> Warehouse:
     warehouse = Warehouse(tmp_path / "lakehouse")
     backend = DeltaRsBackend()
     bronze = pd.concat([_bronze("good", [0, 1, 2]), _bronze("bad", [0, 1, 1])], ignore_index=True)
-    backend.append(warehouse.table_path("bronze", "raw_events"), bronze, "test", 0)
+    backend.append(warehouse.table_uri("bronze", "raw_events"), bronze, "test", 0)
     runs = pd.DataFrame({"run_id": ["good", "bad"], "workers": [3, 3], "status": "succeeded"})
-    backend.append(warehouse.table_path("gold", "runs"), runs, "test", 0)
+    backend.append(warehouse.table_uri("gold", "runs"), runs, "test", 0)
     return warehouse
 
 

@@ -42,7 +42,12 @@ def _one_line_error(capsys, argv: list[str], *names: str) -> str:
     (["run", "--mode", "CLUSTER"], ["--master spark://"]),
     (["run", "--mode", "moon"], ["--mode", "MOON"]),
     (["run", "--frobnicate"], ["unrecognized arguments", "--frobnicate"]),
-    (["run", "--set", "oops"], ["GROUPING.PARAM=VALUE"]),
+    (["run", "--set", "oops"], ["KEY=VALUE"]),
+    (["run", "--set", "run.wrokers=3"], ["run.wrokers", "--set run.wrokers"]),
+    (["run", "--format", "morse"], ["--format", "morse", "keyed-json"]),
+    (["run", "--format", "keyed-json"], ["--topic"]),
+    (["run", "--continuous", "--grouping", "KEY,SHUFFLE"], ["one grouping"]),
+    (["config", "show", "--profile", "prod"], ["no profile 'prod'"]),
     ([], ["COMMAND"]),
     (["fly"], ["invalid choice", "fly"]),
     (["produce", "--topic", "t", "--messages", "0"], ["--messages"]),
@@ -61,10 +66,10 @@ def test_bad_arguments(capsys, argv, names):
 
 
 @pytest.mark.parametrize(("text", "names"), [
-    ("simulate: [workers: 3\n", ["overlay.yaml", "line", "not valid YAML"]),
-    ("simulate:\n  wrokers: 3\n", ["overlay.yaml", "wrokers", "not permitted"]),
-    ("simulate:\n  workers: many\n", ["overlay.yaml", "simulate.workers", "integer"]),
-    ("simulate:\n  workers: 0\n", ["simulate.workers", "greater than or equal to 1"]),
+    ("run: [workers: 3\n", ["overlay.yaml", "line", "not valid YAML"]),
+    ("run:\n  wrokers: 3\n", ["overlay.yaml", "wrokers", "not permitted"]),
+    ("run:\n  workers: many\n", ["overlay.yaml", "run.workers", "integer"]),
+    ("run:\n  workers: 0\n", ["run.workers", "greater than or equal to 1"]),
     ("- a list\n", ["overlay.yaml", "mapping"]),
 ])  # fmt: skip
 @pytest.mark.parametrize("command", [["run"], ["simulate"], ["produce", "--topic", "t"]])
@@ -95,11 +100,6 @@ def test_unreachable_broker(capsys, tmp_path, command, servers, names):
     if command[0] == "run":
         argv += ["--warehouse", str(tmp_path / "wh")]
     _one_line_error(capsys, argv, *names)
-
-
-def test_produce_without_a_broker_says_how_to_start_one(capsys, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no .dkg/kafka/broker.json here
-    _one_line_error(capsys, ["produce", "--topic", "t"], "no local broker", "dkg kafka up")
 
 
 def _unwritable(tmp_path, kind: str) -> str:

@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaStreamReader, split_range
 
 
@@ -22,10 +23,10 @@ def test_pieces_cover_the_range_once_and_are_balanced(begin, stop, chunk) -> Non
 
 
 def _reader(min_partitions: int | None) -> KafkaStreamReader:
-    options = {"bootstrap.servers": "unused:9092", "topic": "t"}
+    options = {"topic": "t"}
     if min_partitions:
         options["minPartitions"] = str(min_partitions)
-    return KafkaStreamReader(options)
+    return KafkaStreamReader(options, KafkaClient("unused:9092"))
 
 
 def test_a_hot_partition_is_read_by_several_tasks_of_similar_size() -> None:

@@ -64,7 +64,7 @@ def test_csv_input(tmp_path, capsys):
         (["--grouping", "KEYS"], "unknown grouping"),
         (["--grouping", "DYNAMIC_KEY(mode=turbo)"], "mode"),
         (["--set", "DYNAMIC_KEY.headrom=1"], "headrom"),
-        (["--set", "oops"], "GROUPING.PARAM=VALUE"),
+        (["--set", "oops"], "KEY=VALUE"),
         (["--workers", "0"], "at least 1"),
         (["--input", "/nonexistent/file.csv"], "file.csv"),
         (["--config", "/nonexistent/overlay.yaml"], "overlay.yaml"),

@@ -6,10 +6,10 @@ from pipelines.tasks import produce_main, sql_main
 
 
 def test_produce_rejects_bad_arguments_in_one_line(tmp_path, capsys):
-    assert produce_main(["--topic", "t", "--partitions", "0", "--warehouse", str(tmp_path)]) == 2
+    assert produce_main(["--topic", "t", "--partitions", "0"]) == 2
     err = capsys.readouterr().err
-    assert err == "dkg-produce: error: --partitions must be at least 1\n"
-    assert produce_main(["--topic", "t", "--dataset", "NOPE", "--warehouse", str(tmp_path)]) == 2
+    assert err == "dkg-produce: error: argument --partitions: must be at least 1, got 0\n"
+    assert produce_main(["--topic", "t", "--dataset", "NOPE"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dkg-produce: error:") and "NOPE" in err and err.count("\n") == 1
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -62,8 +63,8 @@ def warehouse(tmp_path_factory):
     root = Warehouse(tmp_path_factory.mktemp("gold") / "lakehouse")
     backend = DeltaRsBackend()
     for name, frame in _gold_frames().items():
-        backend.append(root.table_path("gold", name), frame, "test", 0)
-    return root.root
+        backend.append(root.table_uri("gold", name), frame, "test", 0)
+    return Path(root.root)
 
 
 class _Page(HTMLParser):
