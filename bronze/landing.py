@@ -3,9 +3,9 @@
 On the row path, every message crosses from the Kafka reader into Spark rows,
 back into Arrow for ``toArrow()``, and travels to the driver, where delta-rs
 writes it: most of bronze's CPU went to those conversions. With the delta-rs
-backend, bronze reads ``format("dkg_bronze_landing")`` instead. It plans the same offset ranges as ``dkg_kafka`` (same offsets, same
-checkpoint), but each task writes its range to one Parquet file in the table's
-folder and hands Spark a single row naming that file. The query's
+backend, bronze reads ``format("dkg_bronze_landing")`` instead. It plans the
+same offset ranges as ``dkg_kafka`` (same offsets, same checkpoint), but each
+task writes its range to one Parquet file in the table's folder and hands Spark a single row naming that file. The query's
 ``foreachBatch`` commits the files of a micro-batch in one Delta transaction
 that records the batch id (see :mod:`bronze.stream`).
 

@@ -16,7 +16,6 @@ from core.tables.catalog import (
     default_backend,
     read_delta,
     read_delta_stream,
-    register_source,
     register_tables,
 )
 from core.tables.delta_log import DeltaLogError
@@ -39,6 +38,5 @@ __all__ = [
     "foreach_batch_writer",
     "read_delta",
     "read_delta_stream",
-    "register_source",
     "register_tables",
 ]

@@ -24,12 +24,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from core.spark.session import delta_spark_available
-from core.spark.sources import register_once
 from core.storage import LOCAL_FILES, Storage
 from core.tables.base import TableBackend, TablePath
 from core.tables.delta_rs import DeltaRsBackend
 from core.tables.delta_spark import DeltaSparkBackend
-from core.tables.stream_source import DeltaSource, delta_format
+from core.tables.stream_source import delta_format
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -40,16 +39,10 @@ __all__ = [
     "default_backend",
     "read_delta",
     "read_delta_stream",
-    "register_source",
     "register_tables",
 ]
 
 logger = logging.getLogger(__name__)
-
-
-def register_source(spark: SparkSession) -> None:
-    """Register ``format("dkg_delta")`` (local tables, ``path`` option) in this session."""
-    register_once(spark, DeltaSource)
 
 
 def default_backend(spark: SparkSession | None = None, storage: Storage | None = None

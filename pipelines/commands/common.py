@@ -7,7 +7,6 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from core.config import LoadedSettings, load_settings
@@ -148,8 +147,7 @@ def load_from_args(args: argparse.Namespace, options: Mapping[str, str]) -> Load
     for dest, dotted in options.items():
         value = getattr(args, dest, None)
         if value is not None:
-            cli[dotted] = (str(value) if isinstance(value, Path) else value,
-                           "--" + dest.replace("_", "-"))  # fmt: skip
+            cli[dotted] = (value, "--" + dest.replace("_", "-"))
     return load_settings(getattr(args, "config", ()), cli, os.environ,
                          getattr(args, "profile", None))  # fmt: skip
 
