@@ -42,11 +42,12 @@ from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
 from core.profiling import phase_totals
+from core.run_spec import RunSpec
 from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
-from pipelines.jobs import RunSpec, StageTimes, run_finite
+from pipelines.jobs import StageTimes, run_finite
 
 logger = logging.getLogger("bench.pipeline")
 
@@ -184,14 +185,6 @@ def _gold_rate(reached: list[tuple[dict[int, int], float]], produced_until_s: fl
     return round((during[-1][0] - during[0][0]) / (during[-1][1] - during[0][1]))
 
 
-def _windows_tuples(warehouse: Warehouse, run_id: str) -> int:
-    backend, path = DeltaRsBackend(), warehouse.table_uri("silver", "worker_windows")
-    if backend.version(path) is None:
-        return 0
-    table = backend.read(path)
-    return int(pc.sum(table.filter(pc.equal(table["run_id"], run_id))["tuples"]).as_py() or 0)
-
-
 def _produce_live(kafka: KafkaClient, topic: str, partitions: int, messages: int, start_ms: int,
                   speed: float, ready: Any, go: Any) -> None:
     """The live producer, in a process of its own: renders every message, then sends on ``go``.
@@ -234,7 +227,7 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
         times = run_continuous(
             spark, KafkaTopic(kafka, topic, "earliest", args.max_offsets),
             _spec(run_id, args.workers, args.partitions, args.grouping), warehouse,
-            DeltaRsBackend(), lambda: _windows_tuples(warehouse, run_id) >= args.messages,
+            DeltaRsBackend(), lambda: bool(refreshes) and refreshes[-1].tuples >= args.messages,
             trigger_s=args.trigger, gold_every_s=args.gold_every, on_refresh=refreshes.append,
         )  # fmt: skip
     processes.stop()

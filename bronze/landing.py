@@ -37,11 +37,13 @@ from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaRange, KafkaSource, KafkaStreamReader, read_range
 from core.storage import LOCAL_FILES, Storage
 from core.tables.delta_rs import DataFile
+from core.tables.task_files import TASK_FILES_DDL
 
-__all__ = ["LANDED_FILES_SCHEMA", "LANDING_FORMAT", "BronzeLandingSource", "land_range"]
+__all__ = ["LANDING_FORMAT", "LANDING_TARGET", "BronzeLandingSource", "land_range"]
 
 LANDING_FORMAT = "dkg_bronze_landing"
-LANDED_FILES_SCHEMA = "name string, size long, rows long"
+LANDING_TARGET = "raw_events"
+"""The landed files' ``target`` (:data:`core.tables.task_files.TASK_FILES_DDL`)."""
 
 
 def _file_name(run_id: str, task: KafkaRange) -> str:
@@ -92,12 +94,12 @@ class _LandingReader(KafkaStreamReader):
                 f"the {LANDING_FORMAT} source needs the option {exc.args[0]!r}"
             ) from None
 
-    def read(self, partition: InputPartition) -> Iterator[tuple[str, int, int]]:  # type: ignore[override]
-        """Land the range (runs on executors); one row: file name, bytes, rows."""
+    def read(self, partition: InputPartition) -> Iterator[tuple[str, str, int, int]]:  # type: ignore[override]
+        """Land the range (runs on executors); one ``TASK_FILES_DDL`` row."""
         assert isinstance(partition, KafkaRange)  # noqa: S101 - Spark contract
         landed = land_range(partition, self.client, self.storage, self.table, self.run_id)
         if landed is not None:
-            yield landed.name, landed.size, landed.rows
+            yield LANDING_TARGET, landed.name, landed.size, landed.rows
 
 
 class BronzeLandingSource(KafkaSource):
@@ -115,7 +117,7 @@ class BronzeLandingSource(KafkaSource):
 
     def schema(self) -> str:
         """One row per landed file."""
-        return LANDED_FILES_SCHEMA
+        return TASK_FILES_DDL
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The micro-batch reader."""

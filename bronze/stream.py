@@ -8,20 +8,20 @@ delta-rs backend (see :mod:`bronze.landing`).
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, TypeGuard
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from bronze.landing import BronzeLandingSource
+from bronze.landing import LANDING_TARGET, BronzeLandingSource
 from bronze.schemas import RAW_EVENTS_ARROW, RAW_EVENTS_COLUMNS
 from core.kafka.admin import BrokerError, topic_exists
 from core.profiling import timed
 from core.spark.input_rows import observe_input_rows
 from core.spark.sources import bind_source
 from core.storage import Storage
-from core.tables.delta_rs import DataFile, DeltaRsBackend
+from core.tables.delta_rs import DeltaRsBackend
+from core.tables.task_files import commit_task_files
 
 if TYPE_CHECKING:
     from core.kafka.source import KafkaTopic
@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from core.tables.sink import BatchWriter
 
 __all__ = ["can_land", "landed_raw_events", "landing_batch_writer", "raw_events"]
-
-logger = logging.getLogger(__name__)
-
 
 def raw_events(kafka_rows: DataFrame, run_id: str) -> DataFrame:
     """Kafka-schema rows (key, value, topic, partition, offset, timestamp) -> bronze rows.
@@ -73,9 +70,7 @@ def landing_batch_writer(backend: DeltaRsBackend, table: TablePath, app_id: str)
         if last is not None and last >= batch_id:
             return  # a replay of a committed batch: its tasks never run
         with timed("collect"):  # the Kafka reads and the Parquet writes happen here
-            files = [DataFile(row.name, row.size, row.rows) for row in df.collect()]
-        backend.add_files(table, files, app_id, batch_id)
-        logger.debug("bronze batch %d: %d files, %d messages", batch_id, len(files),
-                     sum(f.rows for f in files))  # fmt: skip
+            files = df.collect()
+        commit_task_files(backend, {LANDING_TARGET: table}, files, app_id, batch_id)
 
     return write_batch

@@ -1,6 +1,6 @@
 """Continuous mode: the medallion's queries run side by side while messages arrive.
 
-The bronze, silver and worker-window queries run at once on processing-time
+The bronze, silver and workers' queries run at once on processing-time
 triggers, each from its own checkpoint, and gold is refreshed every few seconds
 from what silver holds. Sinks are the finite run's (idempotent per micro-batch),
 so stopping at any point and resuming, in either mode, loses and repeats nothing.
@@ -18,20 +18,12 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from core.run_spec import RunSpec
+from core.spark.stages import RunContext, Stage, start_query
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
-from gold.refresh import refresh_gold, routed_feed
-from pipelines.jobs import (
-    STAGES,
-    RunSpec,
-    Source,
-    Stage,
-    StageTimes,
-    build_stage,
-    gold_settings,
-    stage_output,
-    start_query,
-)
+from gold.refresh import partials_feed, refresh_gold
+from pipelines.jobs import STAGES, Source, StageTimes
 
 __all__ = ["GoldRefresh", "run_continuous"]
 
@@ -44,12 +36,14 @@ class GoldRefresh:
 
     Attributes:
         finished_at: wall-clock time (``time.time()``) the refresh finished.
-        silver_version: the ``silver.routed`` version the worker-window query had
+        silver_version: the ``silver.routed`` version the workers' query had
             processed when the refresh began; everything up to it is in gold.
+        tuples: the run's routed tuples gold holds after the refresh.
     """
 
     finished_at: float
     silver_version: int | None
+    tuples: int
 
 
 def _processed_version(query: StreamingQuery | None) -> int | None:
@@ -90,20 +84,22 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     queries: dict[str, StreamingQuery] = {}
     times = StageTimes()
     started = time.monotonic()
-    feed = routed_feed(warehouse, gold_settings(spec))
+    feed = partials_feed(warehouse, spec)
+    run = RunContext(spark, source, spec, warehouse, backend)
     try:
         while True:
-            _start_ready_stages(spark, source, spec, warehouse, backend, queries, trigger_s)
+            _start_ready_stages(run, queries, trigger_s)
             _raise_if_failed(queries)
             time.sleep(gold_every_s)
             # Asked before the refresh, so the refresh that follows covers what it saw.
             last_round = finished()
-            silver_version = _processed_version(queries.get("worker_windows"))
+            silver_version = _processed_version(queries.get("workers"))
             # False: no worker windows yet, or nothing new since the last refresh.
-            if refresh_gold(backend, warehouse, gold_settings(spec), time.monotonic() - started,
+            if refresh_gold(backend, warehouse, spec, time.monotonic() - started,
                             feed):  # fmt: skip
                 if on_refresh is not None:
-                    on_refresh(GoldRefresh(time.time(), silver_version))
+                    tuples = int(feed.partials.windows["tuples"].sum())
+                    on_refresh(GoldRefresh(time.time(), silver_version, tuples))
             if last_round:
                 break
     finally:
@@ -115,17 +111,16 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     return times
 
 
-def _start_ready_stages(spark: SparkSession, source: Source, spec: RunSpec,
-                        warehouse: Warehouse, backend: TableBackend,
-                        queries: dict[str, StreamingQuery], trigger_s: float) -> None:  # fmt: skip
-    for previous, name in zip((None, *STAGES), STAGES, strict=False):
-        if name in queries:
+def _start_ready_stages(run: RunContext, queries: dict[str, StreamingQuery],
+                        trigger_s: float) -> None:  # fmt: skip
+    for previous, stage in zip((None, *STAGES), STAGES, strict=False):
+        if stage.name in queries:
             continue
-        if previous is not None and backend.version(stage_output(previous, warehouse)) is None:
+        if previous is not None and run.backend.version(
+                run.warehouse.table_uri(*previous.output)) is None:  # fmt: skip
             return  # its input table has no commit yet
-        queries[name] = _start(build_stage(name, spark, source, spec, warehouse, backend),
-                               trigger_s)  # fmt: skip
-        logger.info("started the %s query of run %s", name, spec.run_id)
+        queries[stage.name] = _start(stage.build(run), trigger_s)
+        logger.info("started the %s query of run %s", stage.name, run.spec.run_id)
 
 
 def _raise_if_failed(queries: dict[str, StreamingQuery]) -> None:

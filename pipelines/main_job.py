@@ -30,11 +30,12 @@ from core.kafka.admin import BrokerError, end_offsets, topic_exists
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
 from core.quality import DataQualityError
+from core.run_spec import RunSpec
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from pipelines.checks import quality_gate
 from pipelines.continuous import run_continuous
-from pipelines.jobs import RunSpec, StageTimes, run_finite
+from pipelines.jobs import StageTimes, run_finite
 
 __all__ = ["JobRequest", "ensure_topic_has", "run_groupings", "run_id_for"]
 

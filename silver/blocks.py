@@ -21,10 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from silver.schemas import ROUTED_ARROW
-
-__all__ = ["BLOCK_ROWS", "BRONZE_BLOCKS_DDL", "ROUTED_BLOCKS_DDL", "bronze_blocks", "pack",
-           "pack_table", "routed_rows", "unpack"]  # fmt: skip
+__all__ = ["BLOCK_ROWS", "BRONZE_BLOCKS_DDL", "ROUTED_BLOCKS_DDL", "bronze_blocks", "group_blocks",
+           "pack", "pack_table", "unpack"]  # fmt: skip
 
 BLOCK_ROWS = 50_000  # a few MB per block: well inside Arrow's 2 GB per binary column
 # Bronze rows of one splitter; ``splitter_group`` is the key silver groups by.
@@ -56,9 +54,21 @@ def unpack(blocks: Iterable[bytes], schema: pa.Schema | None = None) -> pa.Table
     return pa.concat_tables(tables)
 
 
-def routed_rows(blocks: pa.Table) -> pa.Table:
-    """The routing step's rows (``ROUTED_ARROW``) out of its collected output blocks."""
-    return unpack(blocks["block"].to_pylist(), ROUTED_ARROW)
+def group_blocks(table: pa.Table, groups: np.ndarray, group_keys: Sequence[int],
+                 schema: pa.Schema) -> pa.RecordBatch:  # fmt: skip
+    """One block row per group number present in ``groups`` (aligned with ``table``'s rows).
+
+    Returns rows of ``schema``: the group's grouping key, its number, its row
+    count and the packed rows, in blocks of at most :data:`BLOCK_ROWS`.
+    """
+    out: list[list] = [[], [], [], []]
+    for number in np.unique(groups).tolist():
+        for batch in table.filter(pa.array(groups == number)).to_batches(BLOCK_ROWS):
+            for column, value in zip(out, (group_keys[number], number, batch.num_rows,
+                                           pack(batch)), strict=True):  # fmt: skip
+                column.append(value)
+    return pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(out, schema, strict=True)],
+                                      schema=schema)  # fmt: skip
 
 
 def bronze_blocks(rows: pa.RecordBatch | pa.Table, splitters: int, group_keys: Sequence[int],
@@ -76,14 +86,7 @@ def bronze_blocks(rows: pa.RecordBatch | pa.Table, splitters: int, group_keys: S
         table = table.filter(pc.equal(table["run_id"], run_id))
     splitter = table["partition"].to_numpy() % splitters
     table = table.append_column("splitter", pa.array(splitter, pa.int32()))
-    out: dict[str, list] = {"splitter_group": [], "splitter": [], "rows": [], "block": []}
-    for number in np.unique(splitter).tolist():
-        for batch in table.filter(pa.array(splitter == number)).to_batches(BLOCK_ROWS):
-            out["splitter_group"].append(group_keys[number])
-            out["splitter"].append(number)
-            out["rows"].append(batch.num_rows)
-            out["block"].append(pack(batch))
-    return pa.RecordBatch.from_pydict(out, schema=_BRONZE_BLOCKS_ARROW)
+    return group_blocks(table, splitter, group_keys, _BRONZE_BLOCKS_ARROW)
 
 
 _BRONZE_BLOCKS_ARROW = pa.schema([("splitter_group", pa.int32()), ("splitter", pa.int32()),

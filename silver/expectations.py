@@ -1,4 +1,4 @@
-"""Silver's data-quality suites: routed tuples, quarantine, worker windows, and accounting.
+"""Silver's data-quality suites: routed tuples, quarantine, the workers' partials, and accounting.
 
 The accounting suite validates a one-row frame derived from three tables: every
 bronze message of the run is routed or quarantined, and silver holds no message
@@ -21,6 +21,7 @@ __all__ = [
     "checks",
     "quarantine_suite",
     "routed_suite",
+    "worker_latency_suite",
     "worker_windows_suite",
 ]
 
@@ -57,16 +58,29 @@ def quarantine_suite(config: QualityConfig) -> ExpectationSuite:
 
 
 def worker_windows_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
-    """``silver.worker_windows``: partials of real workers, positive counts, one per key."""
+    """``silver.worker_windows``: partials of real workers, positive counts, one per key and batch."""
     mostly = config.mostly
     return new_suite("silver.worker_windows", [
-        *_not_null(("window_start_ms", "worker", "key", "count", "tuples"), mostly),
+        *_not_null(("batch_id", "window_start_ms", "worker", "key", "count", "tuples"), mostly),
         _worker_in_range(workers, mostly),
         gxe.ExpectColumnValuesToBeBetween(column="count", min_value=config.min_count,
                                           mostly=mostly),
         gxe.ExpectColumnValuesToBeBetween(column="tuples", min_value=1, mostly=mostly),
-        gxe.ExpectCompoundColumnsToBeUnique(column_list=["window_start_ms", "worker", "key"],
-                                            mostly=mostly),
+        gxe.ExpectCompoundColumnsToBeUnique(column_list=["batch_id", "window_start_ms", "worker",
+                                                         "key"], mostly=mostly),
+    ])  # fmt: skip
+
+
+def worker_latency_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
+    """``silver.worker_latency``: each real worker's waits, at least one tuple each, once per batch."""
+    mostly = config.mostly
+    return new_suite("silver.worker_latency", [
+        *_not_null(("batch_id", "window_start_ms", "worker", "latency_ms", "tuples"), mostly),
+        _worker_in_range(workers, mostly),
+        gxe.ExpectColumnValuesToBeBetween(column="latency_ms", min_value=0, mostly=mostly),
+        gxe.ExpectColumnValuesToBeBetween(column="tuples", min_value=1, mostly=mostly),
+        gxe.ExpectCompoundColumnsToBeUnique(column_list=["batch_id", "window_start_ms", "worker",
+                                                         "latency_ms"], mostly=mostly),
     ])  # fmt: skip
 
 
@@ -109,6 +123,7 @@ def checks(config: QualityConfig, workers: int) -> list[Check]:
         Check(routed_suite(config, workers), (routed,)),
         Check(quarantine_suite(config), (quarantine,)),
         Check(worker_windows_suite(config, workers), (TableRef("silver", "worker_windows"),)),
+        Check(worker_latency_suite(config, workers), (TableRef("silver", "worker_latency"),)),
         Check(accounting_suite(), (TableRef("bronze", "raw_events", tuple(_MESSAGE)), routed,
                                    quarantine), accounting_frame),
     ]  # fmt: skip

@@ -1,112 +1,138 @@
-"""Per-worker tumbling-window partial counts: the WorkerBolt, as a table.
+"""The workers' query: routed tuples -> ``silver.worker_windows`` and ``silver.worker_latency``.
 
-Each micro-batch of ``silver.routed`` is reduced to partials per
-(run, window, worker, key) and merged into ``silver.worker_windows`` by adding
-to the stored partials, in one Delta commit that also records the batch id: a
-replayed batch is skipped, so every tuple is counted exactly once. Windows are
-updated as tuples arrive (no watermark wait), so a finite run never leaves a
-window behind.
+``groupBy(worker).applyInPandasWithState`` runs :func:`silver.workers.serve_worker_blocks`
+over each worker's new tuples; every micro-batch appends the workers' partials,
+tagged with the batch id, so a (window, worker, key) has one row per micro-batch
+that saw it and readers add them up (gold does). Windows are updated as tuples
+arrive (no watermark wait), so a finite run never leaves a window behind. With
+delta-rs the tasks write the partials' files and the driver commits their names
+(:mod:`core.tables.task_files`); with delta-spark the executors append natively.
+Either way both tables record the batch id, so a replayed batch is skipped.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.streaming.state import GroupStateTimeout
 
-from core.profiling import timed
+from core.storage import Storage
 from core.tables.base import TableBackend, TablePath
+from core.tables.delta_rs import DeltaRsBackend
+from core.tables.sink import BatchWriter, written_everywhere
+from core.tables.task_files import task_file_name, task_files_writer, write_task_files
+from silver.blocks import unpack
+from silver.workers import (
+    LATENCY_ARROW,
+    QUEUE_STATE_DDL,
+    WINDOW_PARTIALS_ARROW,
+    WORKER_OUTPUT_DDL,
+    serve_worker_blocks,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["PARTIALS_DDL", "WINDOW_INPUT", "WINDOW_KEYS", "aggregate_worker_windows",
-           "merge_partials", "window_partials", "worker_window_partials",
-           "worker_windows_writer"]  # fmt: skip
-
-WINDOW_KEYS = ["run_id", "window_start_ms", "worker", "key"]
-# What the windows need of a routed tuple.
-WINDOW_INPUT = ("run_id", "event_time_ms", "worker", "key", "count")
-# Partials of some of a micro-batch's tuples (see :func:`window_partials`).
-PARTIALS_DDL = "run_id STRING, window_start_ms LONG, worker INT, key STRING, count LONG, tuples LONG"
+__all__ = ["WORKER_LATENCY_ARROW", "WORKER_WINDOWS_ARROW", "WorkerTables", "serve_workers",
+           "worker_tables_writer"]  # fmt: skip
 
 
-def worker_window_partials(routed: pd.DataFrame, window_ms: int) -> pd.DataFrame:
-    """Sum of counts and number of tuples per (run, window, worker, key)."""
-    if routed.empty:
-        return pd.DataFrame(columns=[*WINDOW_KEYS, "window_end_ms", "count", "tuples"])
-    start = routed["event_time_ms"].astype("int64") // window_ms * window_ms
-    frame = routed.assign(window_start_ms=start)
-    partials = (
-        frame.groupby(WINDOW_KEYS, sort=True)
-        .agg(count=("count", "sum"), tuples=("count", "size"))
-        .reset_index()
-    )
-    partials["window_end_ms"] = partials["window_start_ms"] + window_ms
-    return partials.astype({"worker": "int32", "count": "int64", "tuples": "int64"})
+def _tagged(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([pa.field("run_id", pa.string()), pa.field("batch_id", pa.int64()), *schema])
 
 
-def window_partials(routed: pa.Table, window_ms: int) -> pa.Table:
-    """Sum of counts and number of tuples per (run, window, worker, key), in Arrow.
+WORKER_WINDOWS_ARROW = _tagged(WINDOW_PARTIALS_ARROW)
+WORKER_LATENCY_ARROW = _tagged(LATENCY_ARROW)
+_SCHEMAS = {"latency": (LATENCY_ARROW, WORKER_LATENCY_ARROW),
+            "windows": (WINDOW_PARTIALS_ARROW, WORKER_WINDOWS_ARROW)}  # fmt: skip
 
-    The ``PARTIALS_DDL`` columns; :func:`merge_partials` adds up partials of the
-    same key from several tasks.
+
+@dataclass(frozen=True)
+class WorkerTables:
+    """Where the workers' partials go (table URIs)."""
+
+    windows: str
+    latency: str
+
+    def by_target(self) -> dict[str, str]:
+        """Target name (the worker step's output kind) -> table, in commit order.
+
+        ``worker_windows`` is committed last: a reader that sees a batch there
+        finds the batch's latencies too.
+        """
+        return {"latency": self.latency, "windows": self.windows}
+
+
+def serve_workers(blocks: DataFrame, window_ms: int, process_ms: float, speed: float) -> DataFrame:
+    """``groupBy(worker_group).applyInPandasWithState``: each worker counts and queues its tuples.
+
+    ``blocks``: ``WORKER_BLOCKS_DDL`` rows. Returns ``WORKER_OUTPUT_DDL`` rows.
     """
-    starts = routed["event_time_ms"].to_numpy(zero_copy_only=False) // window_ms * window_ms
-    table = pa.table({"run_id": routed["run_id"], "window_start_ms": pa.array(starts, pa.int64()),
-                      "worker": routed["worker"].cast(pa.int32()), "key": routed["key"],
-                      "count": routed["count"].cast(pa.int64())})  # fmt: skip
-    grouped = table.group_by(WINDOW_KEYS, use_threads=False).aggregate(
-        [("count", "sum"), ("count", "count", pc.CountOptions(mode="all"))]
-    )
-    return grouped.rename_columns([*WINDOW_KEYS, "count", "tuples"]).select(
-        ["run_id", "window_start_ms", "worker", "key", "count", "tuples"]
+    serve = functools.partial(serve_worker_blocks, window_ms=window_ms, process_ms=process_ms,
+                              speed=speed)  # fmt: skip
+    return blocks.groupBy("worker_group").applyInPandasWithState(
+        serve, WORKER_OUTPUT_DDL, QUEUE_STATE_DDL, "append", GroupStateTimeout.NoTimeout
     )
 
 
-def merge_partials(partials: DataFrame, window_ms: int) -> DataFrame:
-    """Partials from several tasks (``PARTIALS_DDL``) -> one row per (run, window, worker, key)."""
-    merged = partials.groupBy(*WINDOW_KEYS).agg(
-        F.sum("count").cast("long").alias("count"), F.sum("tuples").cast("long").alias("tuples")
-    )
-    end = (F.col("window_start_ms") + window_ms).alias("window_end_ms")
-    return merged.select(*WINDOW_KEYS, "count", "tuples", end)
+def _partials(batches: Iterator[pa.RecordBatch], run_id: str,
+              batch_id: int) -> dict[str, pa.Table]:  # fmt: skip
+    blocks: dict[str, list[bytes]] = {kind: [] for kind in _SCHEMAS}
+    for batch in batches:
+        for kind, block in zip(batch.column("kind").to_pylist(), batch.column("block").to_pylist(),
+                               strict=True):  # fmt: skip
+            blocks[kind].append(block)
+    out = {}
+    for kind, (schema, tagged) in _SCHEMAS.items():
+        rows = unpack(blocks[kind], schema)
+        tags = [pa.repeat(pa.scalar(run_id, pa.string()), rows.num_rows),
+                pa.repeat(pa.scalar(batch_id, pa.int64()), rows.num_rows)]  # fmt: skip
+        out[kind] = pa.Table.from_arrays([*tags, *rows.columns], schema=tagged)
+    return out
 
 
-def aggregate_worker_windows(routed: DataFrame, window_ms: int) -> DataFrame:
-    """:func:`worker_window_partials` in Spark: only the partials reach the driver.
-
-    A micro-batch holds far fewer (window, worker, key) partials than tuples, so
-    reducing before collecting spares the driver most of the transfer.
-    """
-    start = (F.floor(F.col("event_time_ms") / window_ms) * window_ms).cast("long")
-    partials = routed.groupBy("run_id", start.alias("window_start_ms"), "worker", "key").agg(
-        F.sum("count").cast("long").alias("count"), F.count(F.lit(1)).alias("tuples")
-    )
-    # Same column order as the pandas partials, which created existing tables.
-    end = (F.col("window_start_ms") + window_ms).alias("window_end_ms")
-    return partials.select(*WINDOW_KEYS, "count", "tuples", end)
+def _write_partial_files(batches: Iterator[pa.RecordBatch], storage: Storage,
+                         tables: Mapping[str, str], run_id: str, app_id: str,
+                         batch_id: int) -> Iterator[pa.RecordBatch]:  # fmt: skip
+    parts = _partials(batches, run_id, batch_id)
+    outputs = {kind: (tables[kind], parts[kind]) for kind in tables}
+    yield write_task_files(storage, outputs, task_file_name(app_id, batch_id))
 
 
-def worker_windows_writer(backend: TableBackend, path: TablePath, app_id: str, window_ms: int,
-                          pre_aggregated: bool = False):  # fmt: skip
-    """The ``foreachBatch`` function of the worker-windows query.
+def _partial_rows(batches: Iterator[pa.RecordBatch], kind: str, run_id: str,
+                  batch_id: int) -> Iterator[pa.RecordBatch]:  # fmt: skip
+    yield from _partials(batches, run_id, batch_id)[kind].to_batches()
 
-    ``pre_aggregated``: the stream holds partials (``PARTIALS_DDL``), not routed tuples.
-    """
-    combine = merge_partials if pre_aggregated else aggregate_worker_windows
 
-    def write_batch(df, batch_id: int) -> None:
-        last = backend.transaction_version(path, app_id)
-        if last is not None and last >= batch_id:
+def worker_tables_writer(backend: TableBackend, storage: Storage, tables: WorkerTables,
+                         run_id: str, app_id: str) -> BatchWriter:  # fmt: skip
+    """The ``foreachBatch`` function of the workers' query (``WORKER_OUTPUT_DDL`` rows)."""
+    paths: dict[str, TablePath] = dict(tables.by_target())
+    if isinstance(backend, DeltaRsBackend):
+        for kind, (_, schema) in _SCHEMAS.items():
+            backend.create_if_missing(paths[kind], schema)
+
+    def write_natively(df: DataFrame, batch_id: int) -> None:
+        if written_everywhere(backend, list(paths.values()), app_id, batch_id):
             return
-        with timed("collect"):
-            partials = combine(df, window_ms).toArrow()
-        with timed("delta_merge"):
-            backend.merge(path, partials, WINDOW_KEYS, app_id, batch_id,
-                          accumulate=("count", "tuples"))  # fmt: skip
+        packed = df.persist()
+        try:
+            for kind, (_, schema) in _SCHEMAS.items():
+                rows = packed.where(F.col("kind") == kind).mapInArrow(
+                    functools.partial(_partial_rows, kind=kind, run_id=run_id, batch_id=batch_id),
+                    from_arrow_schema(schema))  # fmt: skip
+                backend.append(paths[kind], rows, app_id, batch_id)
+        finally:
+            packed.unpersist()
 
-    return write_batch
+    if isinstance(backend, DeltaRsBackend):
+        write = functools.partial(_write_partial_files, storage=storage, tables=paths,
+                                  run_id=run_id, app_id=app_id)  # fmt: skip
+        return task_files_writer(backend, paths, app_id, write)
+    return write_natively

@@ -57,11 +57,14 @@ class AddedFile:
         size: File size in bytes (for balancing partitions).
         partition_values: Partition column -> value (Python object or None);
             Delta keeps these in the log, not in the file.
+        version: The commit that added the file (-1 when read from a snapshot,
+            which does not say).
     """
 
     path: str
     size: int
     partition_values: Mapping[str, Any] = field(default_factory=dict)
+    version: int = -1
 
 
 @dataclass(frozen=True)
@@ -115,14 +118,15 @@ def _typed_partition_value(raw: str | None, arrow_type: pa.DataType | None) -> A
         raise DeltaLogError(f"cannot parse partition value {raw!r} as {arrow_type}") from exc
 
 
-def _added_file(table: str, add: Mapping[str, Any], types: Mapping[str, pa.DataType]) -> AddedFile:
+def _added_file(table: str, add: Mapping[str, Any], types: Mapping[str, pa.DataType],
+                version: int) -> AddedFile:  # fmt: skip
     if add.get("deletionVector"):
         raise DeltaLogError(f"{table}: deletion vectors are not supported ({add['path']})")
     values = {
         name: _typed_partition_value(raw, types.get(name))
         for name, raw in (add.get("partitionValues") or {}).items()
     }
-    return AddedFile(_data_file(table, add["path"]), int(add.get("size") or 0), values)
+    return AddedFile(_data_file(table, add["path"]), int(add.get("size") or 0), values, version)
 
 
 def read_commit(storage: Storage, table: str, version: int,
@@ -153,7 +157,7 @@ def read_commit(storage: Storage, table: str, version: int,
     for line in filter(None, map(str.strip, lines)):
         action = json.loads(line)
         if (add := action.get("add")) is not None and add.get("dataChange", True):
-            adds.append(_added_file(root, add, partition_types))
+            adds.append(_added_file(root, add, partition_types, version))
         elif (remove := action.get("remove")) is not None and remove.get("dataChange", True):
             removes_data = True
     return Commit(version, tuple(adds), removes_data)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gold.metrics.balance import BalanceMetrics, balance_metrics
-from gold.metrics.queueing import FifoQueueModel
 from gold.metrics.summary import MetricRow, RunMetrics, RunMetricsAccumulator
+from silver.queueing import FifoQueueModel
 
 __all__ = [
     "BalanceMetrics",

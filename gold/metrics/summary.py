@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from gold.metrics.balance import balance_metrics
-from gold.metrics.queueing import FifoQueueModel
+from silver.queueing import FifoQueueModel
 
 __all__ = ["MetricRow", "RunMetrics", "RunMetricsAccumulator"]
 

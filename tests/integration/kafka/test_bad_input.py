@@ -17,9 +17,10 @@ import pytest
 from bronze.datasets.base import DEFAULT_START_MS
 from core.kafka.admin import BrokerError, end_offsets, ensure_topic
 from core.kafka.source import KafkaTopic, read_kafka_stream
+from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.jobs import RunSpec, run_finite
+from pipelines.jobs import run_finite
 from pipelines.stream_progress import StreamProgressListener
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -90,7 +91,7 @@ def bad_run(spark, bootstrap, kafka, tmp_path_factory):
     try:
         kafka_rows = read_kafka_stream(spark, KafkaTopic(kafka, TOPIC, max_offsets_per_trigger=150))
         run_finite(spark, kafka_rows, spec, warehouse, DeltaRsBackend())
-        listener.wait_idle(timeout_s=30, until="worker_windows")
+        listener.wait_idle(timeout_s=30, until="workers")
     finally:
         spark.streams.removeListener(listener)
     return warehouse, messages, exact, listener
@@ -125,7 +126,7 @@ def test_gold_counts_are_exact(bad_run):
 
 def test_progress_listener_saw_every_stage_and_no_lag_at_the_end(bad_run):
     _, messages, _, listener = bad_run
-    assert listener.finished[:3] == ["bronze", "silver", "worker_windows"]
+    assert listener.finished[:3] == ["bronze", "silver", "workers"]
     bronze = listener.last["bronze"]
     assert bronze["done"] == len(messages) and bronze["lag"] == 0
     assert bronze["batch"] >= 2  # 150 messages per micro-batch

@@ -7,15 +7,18 @@ import pytest
 
 from bronze.landing import land_range
 from bronze.schemas import RAW_EVENTS_ARROW
+from bronze.stage import BRONZE
 from bronze.stream import landing_batch_writer
 from core.kafka.admin import end_offsets, ensure_topic
 from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, open_producer, send
 from core.kafka.source import KafkaRange, KafkaTopic
+from core.run_spec import RunSpec
+from core.spark.stages import RunContext
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.jobs import RunSpec, StageTimes, _drain, build_stage
+from pipelines.jobs import StageTimes, _drain
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -69,7 +72,7 @@ def test_landed_bronze_equals_the_row_path_and_a_replay_adds_nothing(
         warehouse = Warehouse(tmp_path / label)
         spec = RunSpec(run_id=label, source_type="ZIPF", grouping="KEY", workers=2, splitters=3)
         times = StageTimes()
-        _drain(build_stage("bronze", spark, source, spec, warehouse, backend), times)
+        _drain(BRONZE.build(RunContext(spark, source, spec, warehouse, backend)), times)
         tables[label] = backend.read(warehouse.table_uri("bronze", "raw_events"))
         assert times.profile["bronze"]["rows"] == 300 * len(MESSAGES)  # messages, not files
     landed, rows = (tables[k].drop(["run_id"]).sort_by([("partition", "ascending"),
@@ -83,7 +86,7 @@ def test_landed_bronze_equals_the_row_path_and_a_replay_adds_nothing(
     # A replayed batch that is already committed is skipped before its tasks run.
     path = Warehouse(tmp_path / "landed").table_uri("bronze", "raw_events")
     version = backend.version(path)
-    must_not_run = spark.range(1).selectExpr("raise_error('the replay ran') AS name")
+    must_not_run = spark.range(1).selectExpr("raise_error('the replay ran') AS target")
     landing_batch_writer(backend, path, "landed-bronze")(must_not_run, 0)
     assert backend.version(path) == version
     assert backend.read(path).num_rows == 300 * len(MESSAGES)

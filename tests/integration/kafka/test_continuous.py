@@ -14,10 +14,10 @@ from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from core.kafka.admin import topic_exists
 from core.kafka.source import KafkaTopic, read_kafka_stream
+from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import run_continuous
-from pipelines.jobs import RunSpec
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

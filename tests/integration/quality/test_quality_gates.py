@@ -14,11 +14,12 @@ import pytest
 
 from bronze.datasets.base import DatasetSpec
 from core.config import QualityConfig
+from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend, read_delta_stream
 from core.warehouse import Warehouse
 from pipelines.checks import quality_gate
 from pipelines.cli import main
-from pipelines.jobs import RunSpec, run_finite
+from pipelines.jobs import run_finite
 from tests.integration.topic_tables import write_topic_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -53,7 +54,7 @@ def test_finite_run_passes_every_check_and_corrupted_silver_is_named(spark, tmp_
     root = str(warehouse.root)
     assert main(["check", "--warehouse", root]) == 0
     out = capsys.readouterr().out
-    assert "run q-run" in out and "9 suites" in out and " 0 failed\n" in out + "\n"
+    assert "run q-run" in out and "10 suites" in out and " 0 failed\n" in out + "\n"
 
     # A routed tuple on a worker that does not exist (worker = W).
     routed_path = warehouse.table_uri("silver", "routed")

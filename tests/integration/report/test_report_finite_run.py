@@ -9,10 +9,11 @@ import pandas as pd
 import pytest
 
 from bronze.datasets.base import DatasetSpec
+from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend, read_delta, read_delta_stream
 from core.warehouse import Warehouse
 from pipelines.cli import main
-from pipelines.jobs import RunSpec, run_finite
+from pipelines.jobs import run_finite
 from pipelines.main_job import _write_run
 from tests.integration.topic_tables import write_topic_table
 

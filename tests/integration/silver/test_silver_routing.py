@@ -14,8 +14,9 @@ from bronze.datasets.registry import make_dataset
 from core.spark.placement import spread_group_keys
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, read_delta_stream
-from silver.blocks import routed_rows
+from silver.blocks import unpack
 from silver.groupings.registry import make_grouping
+from silver.schemas import ROUTED_ARROW
 from silver.stream import read_bronze_blocks, route_blocks, route_stream, splitter_group_keys
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -59,7 +60,8 @@ def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: di
         routed = route_stream(raw, "ZIPF", PARTITIONS, grouping, 5, params)
     query = (
         routed.writeStream.foreachBatch(
-            lambda df, _: collected.append(routed_rows(df.toArrow()).to_pandas())
+            lambda df, _: collected.append(
+                unpack(df.toArrow()["block"].to_pylist(), ROUTED_ARROW).to_pandas())
         )
         .option("checkpointLocation", str(checkpoint))
         .trigger(availableNow=True)

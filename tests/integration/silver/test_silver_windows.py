@@ -1,54 +1,78 @@
-"""Worker-window partials computed in Spark equal the pure pandas definition."""
+"""The workers' query on Spark: their partials give the simulator's figures, each batch once."""
 
 from __future__ import annotations
 
-import pandas as pd
+import numpy as np
+import pyarrow as pa
 import pytest
 
-from silver.windows import aggregate_worker_windows, worker_window_partials
+from core.spark.placement import spread_group_keys
+from core.storage import LOCAL_FILES
+from core.tables import DeltaRsBackend
+from gold.metrics import RunMetricsAccumulator
+from gold.metrics.partials import RunPartials
+from silver.groupings.hashing import hash_keys
+from silver.routed_source import read_worker_blocks
+from silver.sink import ROUTED_TABLE_ARROW
+from silver.windows import WorkerTables, serve_workers, worker_tables_writer
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-
-def test_spark_partials_equal_the_pandas_definition(spark):
-    routed = pd.DataFrame({
-        "run_id": ["r", "r", "r", "r", "s", "r"], "key": ["a", "a", "b", "a", "a", "a"],
-        "count": [2, 3, 1, 4, 5, 1], "worker": [0, 0, 1, 0, 0, 2],
-        "event_time_ms": [0, 14_999, 1, 15_000, 3, 29_999],
-    })  # fmt: skip
-    frame = spark.createDataFrame(routed.astype({"worker": "int32"}))
-    actual = aggregate_worker_windows(frame, 15_000).toPandas()
-    expected = worker_window_partials(routed, 15_000)
-    assert list(actual.columns) == list(expected.columns)
-    order = ["run_id", "window_start_ms", "worker", "key"]
-    actual = actual.sort_values(order).reset_index(drop=True)
-    pd.testing.assert_frame_equal(actual, expected.sort_values(order).reset_index(drop=True),
-                                  check_dtype=False)  # fmt: skip
+WORKERS = 5
 
 
-def test_partials_from_several_tasks_merge_to_the_pandas_definition(spark):
-    import numpy as np
-    import pyarrow as pa
+def _routed_commits(path, commits: int, rows: int) -> list[pa.Table]:
+    rng = np.random.default_rng(8)
+    backend, out = DeltaRsBackend(), []
+    for version in range(commits):
+        table = pa.table({
+            "run_id": rng.choice(["r", "other"], rows, p=[0.9, 0.1]), "splitter": np.zeros(rows),
+            "partition": rng.integers(0, 3, rows), "offset": np.arange(rows) + version * rows,
+            "tuple_index": np.zeros(rows), "key": rng.choice([f"k{i}" for i in range(30)], rows),
+            "count": rng.integers(1, 3, rows), "event_time_ms": rng.integers(0, 200_000, rows),
+            "worker": rng.integers(0, WORKERS, rows),
+        }).cast(ROUTED_TABLE_ARROW)  # fmt: skip
+        backend.append(str(path), table, "silver", version)
+        out.append(table.filter(pa.compute.equal(table["run_id"], "r")))
+    return out
 
-    from silver.windows import PARTIALS_DDL, merge_partials, window_partials
 
-    rng = np.random.default_rng(4)
-    rows = 3000
-    routed = pd.DataFrame({
-        "run_id": rng.choice(["r", "s"], rows), "key": rng.choice(list("abcdefgh"), rows),
-        "count": rng.integers(1, 5, rows), "worker": rng.integers(0, 4, rows).astype("int32"),
-        "event_time_ms": rng.integers(0, 100_000, rows),
-    })  # fmt: skip
-    # Three read tasks, each reducing its own slice: the same keys recur across them.
-    pieces = [window_partials(pa.Table.from_pandas(routed.iloc[start:start + 1000],
-                                                   preserve_index=False), 15_000)
-              for start in range(0, rows, 1000)]  # fmt: skip
-    frame = spark.createDataFrame(pa.concat_tables(pieces).to_pandas(), PARTIALS_DDL)
-    actual = merge_partials(frame, 15_000).toPandas()
-    expected = worker_window_partials(routed, 15_000)
-    assert list(actual.columns) == list(expected.columns)
-    assert sum(p.num_rows for p in pieces) > len(expected)  # the merge had work to do
-    order = ["run_id", "window_start_ms", "worker", "key"]
-    pd.testing.assert_frame_equal(actual.sort_values(order).reset_index(drop=True),
-                                  expected.sort_values(order).reset_index(drop=True),
-                                  check_dtype=False)  # fmt: skip
+def _run_workers(spark, tmp_path, tables: WorkerTables) -> None:
+    keys = spread_group_keys(WORKERS, 2)
+    blocks = read_worker_blocks(spark, LOCAL_FILES, str(tmp_path / "routed"), "r", keys, 1)
+    served = serve_workers(blocks, 15_000, 2.0, 4.0)
+    writer = worker_tables_writer(DeltaRsBackend(), LOCAL_FILES, tables, "r", "r-workers")
+    query = (served.writeStream.foreachBatch(writer)
+             .option("checkpointLocation", str(tmp_path / "ckpt"))
+             .trigger(availableNow=True).start())  # fmt: skip
+    query.awaitTermination()
+
+
+def test_workers_partials_give_the_accumulators_figures_once(spark, tmp_path):
+    commits = _routed_commits(tmp_path / "routed", 3, 2000)
+    tables = WorkerTables(str(tmp_path / "windows"), str(tmp_path / "latency"))
+    _run_workers(spark, tmp_path, tables)
+    backend = DeltaRsBackend()
+    versions = (backend.version(tables.windows), backend.version(tables.latency))
+    _run_workers(spark, tmp_path, tables)  # the same checkpoint: nothing new, nothing written
+    assert (backend.version(tables.windows), backend.version(tables.latency)) == versions
+
+    windows = backend.read(tables.windows).to_pandas()
+    latency = backend.read(tables.latency).to_pandas()
+    assert set(windows["run_id"]) == {"r"} and windows["batch_id"].nunique() == 3  # one per commit
+    assert not windows.duplicated(["batch_id", "window_start_ms", "worker", "key"]).any()
+    partials = RunPartials(WORKERS, 60_000, 4.0)
+    partials.add_windows(windows)
+    partials.add_latency(latency)
+
+    oracle = RunMetricsAccumulator(WORKERS, 60_000, 2.0, 4.0)
+    for commit in commits:
+        rows = commit.to_pandas().sort_values(["event_time_ms", "partition", "offset", "tuple_index"],
+                                              kind="stable")  # fmt: skip
+        oracle.add(hash_keys(rows["key"].to_numpy(object)).fingerprint, rows["worker"].to_numpy(),
+                   rows["event_time_ms"].to_numpy())  # fmt: skip
+    expected, actual = oracle.result(1.0), partials.result(1.0)
+    assert sum(c.num_rows for c in commits) == actual.cumulative.tuples
+    for got, want in zip([actual.cumulative, *actual.windows], [expected.cumulative,
+                                                                *expected.windows], strict=True):  # fmt: skip
+        assert got.to_dict() == pytest.approx(want.to_dict(), rel=1e-9)

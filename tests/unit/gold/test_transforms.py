@@ -3,7 +3,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from gold.transforms import distribution_metrics, key_counts, worker_load
+from gold.transforms import key_counts, worker_load
 
 
 def _routed(rows):
@@ -18,9 +18,12 @@ ROUTED = _routed([
 
 
 def _partials(routed):
-    from silver.windows import worker_window_partials
-
-    return worker_window_partials(routed.dropna(subset=["event_time_ms"]), 15_000)
+    """The workers' window partials of ``routed``, as ``silver.worker_windows`` holds them."""
+    tuples = routed.dropna(subset=["event_time_ms"]).astype({"event_time_ms": "int64"})
+    start = tuples["event_time_ms"] // 15_000 * 15_000
+    return (tuples.assign(window_start_ms=start)
+            .groupby(["run_id", "window_start_ms", "worker", "key"])
+            .agg(count=("count", "sum"), tuples=("count", "size")).reset_index())  # fmt: skip
 
 
 def test_key_counts_merge_partials_across_workers():
@@ -37,31 +40,32 @@ def test_worker_load_lists_every_worker_of_each_window():
     assert table["tuples"].sum() == 4
 
 
-def test_distribution_metrics_cumulative_and_windows():
-    table = distribution_metrics(ROUTED.dropna(subset=["event_time_ms"]), workers=2,
-                                 processing_seconds=2.0)  # fmt: skip
-    cumulative = table[table["scope"] == "cumulative"].iloc[0]
-    assert cumulative["tuples"] == 4
-    assert cumulative["imbalance"] == pytest.approx(0.0)  # loads [2, 2]
-    assert cumulative["dist_cost"] == pytest.approx(3 / 2)  # (a,0) (a,1) (b,1)
-    assert cumulative["throughput"] == pytest.approx(2.0)
-    assert table[table["scope"] == "window"]["window_start_ms"].tolist() == [0, 60_000]
-
-
 def test_gold_metrics_equal_the_simulators():
+    import pyarrow as pa
+
     from bronze.datasets.base import DatasetSpec
     from bronze.datasets.registry import make_dataset
+    from gold.metrics.partials import RunPartials
     from pipelines.simulate import GroupingChoice, SimulationSettings, simulate
     from silver.groupings.registry import make_grouping
+    from silver.workers import WORKER_INPUT_ARROW, serve_worker
 
     batch = next(make_dataset(DatasetSpec(messages=5000, seed=4)).tuples(batch_size=5000))
     choice = GroupingChoice("DYNAMIC_KEY", "DYNAMIC_KEY")
     simulated = simulate([batch], [choice], SimulationSettings(workers=6))[0].metrics.cumulative
     workers = make_grouping("DYNAMIC_KEY", 6).route(batch.keys, batch.event_times_ms)
-    routed = pd.DataFrame({"run_id": "r", "partition": 0, "offset": range(len(batch)),
-                           "tuple_index": 0, "key": batch.keys, "count": batch.counts,
-                           "event_time_ms": batch.event_times_ms, "worker": workers})  # fmt: skip
-    gold = distribution_metrics(routed, workers=6, processing_seconds=1.0).iloc[0]
+    routed = pa.table({"version": [0] * len(batch), "event_time_ms": batch.event_times_ms,
+                       "partition": [0] * len(batch), "offset": range(len(batch)),
+                       "tuple_index": [0] * len(batch), "key": batch.keys.astype(str),
+                       "count": batch.counts, "worker": workers}, schema=WORKER_INPUT_ARROW)  # fmt: skip
+    partials = RunPartials(6, 60_000, 1.0)
+    for worker in range(6):
+        rows = routed.filter(pa.compute.equal(routed["worker"], worker))
+        if rows.num_rows:
+            windows, waits, _ = serve_worker(rows, None, 15_000, 1.0, 1.0)
+            partials.add_windows(windows.to_pandas())
+            partials.add_latency(waits.to_pandas())
+    gold = partials.result(1.0).cumulative
     for column in ("imbalance", "stddev_pct", "skew_s", "e_lb", "dist_cost", "p50_ms", "p99_ms",
                    "makespan_ms", "distinct_keys", "tuples"):  # fmt: skip
-        assert gold[column] == pytest.approx(getattr(simulated, column)), column
+        assert getattr(gold, column) == pytest.approx(getattr(simulated, column)), column

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 import silver.blocks as blocks_module
-from silver.blocks import bronze_blocks, pack, pack_table, routed_rows, unpack
+from silver.blocks import bronze_blocks, pack, pack_table, unpack
 from silver.schemas import ROUTED_ARROW
 
 
@@ -44,13 +44,13 @@ def test_blocks_hold_each_splitters_rows_in_order(monkeypatch) -> None:
     assert sum(out["rows"].to_pylist()) == 50
 
 
-def test_routed_rows_round_trip_and_empty_output() -> None:
+def test_routed_blocks_round_trip_and_empty_output() -> None:
     rows = pa.table({name: pa.nulls(3, field.type) for name, field in zip(
         ROUTED_ARROW.names, ROUTED_ARROW, strict=True)}).cast(ROUTED_ARROW)  # fmt: skip
-    packed = pa.table({"block": [*pack_table(rows), pack(rows.slice(0, 1))]})
+    blocks = [*pack_table(rows), pack(rows.slice(0, 1))]
 
-    assert routed_rows(packed).num_rows == 4
-    assert routed_rows(packed).schema.equals(ROUTED_ARROW)
-    assert routed_rows(pa.table({"block": pa.array([], pa.binary())})).num_rows == 0
+    assert unpack(blocks, ROUTED_ARROW).num_rows == 4
+    assert unpack(blocks, ROUTED_ARROW).schema.equals(ROUTED_ARROW)
+    assert unpack([], ROUTED_ARROW).num_rows == 0
     with pytest.raises(ValueError, match="no blocks"):
         unpack([])

@@ -12,6 +12,7 @@ from silver.expectations import (
     accounting_suite,
     quarantine_suite,
     routed_suite,
+    worker_latency_suite,
     worker_windows_suite,
 )
 
@@ -72,14 +73,28 @@ def test_quarantine_needs_a_reason():
 
 
 def test_worker_windows_rules():
-    good = pd.DataFrame({"window_start_ms": [0, 0, 15_000], "worker": [0, 1, 2],
-                         "key": ["a", "a", "b"], "count": [3, 1, 2], "tuples": [2, 1, 1]})  # fmt: skip
+    good = pd.DataFrame({"batch_id": [0, 0, 0, 1], "window_start_ms": [0, 0, 15_000, 15_000],
+                         "worker": [0, 1, 2, 2], "key": ["a", "a", "b", "b"],
+                         "count": [3, 1, 2, 1], "tuples": [2, 1, 1, 1]})  # fmt: skip
     suite = worker_windows_suite(QualityConfig(), W)
     assert _failed(suite, good) == set()
-    assert _failed(suite, good.assign(worker=[0, 1, 3])) == {
+    assert _failed(suite, good.assign(worker=[0, 1, 3, 2])) == {
         ("expect_column_values_to_be_between", "worker")}
-    assert _failed(suite, good.assign(tuples=[2, 0, 1])) == {
+    assert _failed(suite, good.assign(tuples=[2, 0, 1, 1])) == {
         ("expect_column_values_to_be_between", "tuples")}
+    assert _failed(suite, good.assign(batch_id=0)) == {  # a batch written twice
+        ("expect_compound_columns_to_be_unique", "batch_id, window_start_ms, worker, key")}
+
+
+def test_worker_latency_rules():
+    good = pd.DataFrame({"batch_id": [0, 0, 1], "window_start_ms": [0, 0, 0], "worker": [0, 0, 0],
+                         "latency_ms": [1.0, 2.5, 1.0], "tuples": [3, 1, 2]})  # fmt: skip
+    suite = worker_latency_suite(QualityConfig(), W)
+    assert _failed(suite, good) == set()
+    assert _failed(suite, good.assign(latency_ms=[1.0, -2.0, 1.0])) == {
+        ("expect_column_values_to_be_between", "latency_ms")}
+    assert _failed(suite, good.assign(batch_id=0)) == {
+        ("expect_compound_columns_to_be_unique", "batch_id, window_start_ms, worker, latency_ms")}
 
 
 def _bronze() -> pd.DataFrame:

@@ -1,0 +1,90 @@
+"""What a layer's streaming query is made of, and how the orchestration starts one.
+
+Each layer builds its own stage (``bronze.stage``, ``silver.stage``) from the
+same :class:`RunContext`; the orchestration (``pipelines.jobs``) only loops
+over the stages in data-flow order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+    from core.kafka.source import KafkaTopic
+    from core.run_spec import RunSpec
+    from core.tables.base import TableBackend
+    from core.tables.sink import BatchWriter
+    from core.warehouse import Warehouse
+
+__all__ = ["RunContext", "Stage", "StageDef", "start_query"]
+
+_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Everything a stage builder may use.
+
+    Attributes:
+        spark: the session.
+        source: what bronze reads: a Kafka topic, or any streaming DataFrame with
+            Kafka's columns (tests and other sources plug in here).
+        spec: the run.
+        warehouse: where tables and checkpoints live.
+        backend: the Delta backend.
+    """
+
+    spark: SparkSession
+    source: DataFrame | KafkaTopic
+    spec: RunSpec
+    warehouse: Warehouse
+    backend: TableBackend
+
+    def checkpoint(self, query: str) -> str:
+        """The checkpoint folder of this run's ``query``."""
+        return str(self.warehouse.checkpoint(f"{self.spec.run_id}-{query}"))
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One streaming query of a run: what it reads, how it writes, where it checkpoints."""
+
+    name: str
+    frame: DataFrame
+    writer: BatchWriter
+    checkpoint: str
+    shuffle_partitions: int | None = None  # None: the session's
+
+
+@dataclass(frozen=True)
+class StageDef:
+    """A layer's stage: its query name, the table it writes (the next stage's input), its builder.
+
+    ``build`` may assume that the previous stage's output table exists.
+    """
+
+    name: str
+    output: tuple[str, str]
+    build: Callable[[RunContext], Stage]
+
+
+def start_query(stage: Stage, **trigger: Any) -> StreamingQuery:
+    """Start the stage's query with ``trigger`` (e.g. ``availableNow=True``).
+
+    The shuffle partition count is fixed when a stateful query first starts (its
+    checkpoint keeps it); a stage may ask for its own, set only for its start.
+    """
+    spark = stage.frame.sparkSession
+    session_partitions = spark.conf.get(_SHUFFLE_PARTITIONS)
+    if stage.shuffle_partitions:
+        spark.conf.set(_SHUFFLE_PARTITIONS, str(stage.shuffle_partitions))
+    try:
+        return (stage.frame.writeStream.queryName(stage.name).foreachBatch(stage.writer)
+                .option("checkpointLocation", stage.checkpoint).trigger(**trigger).start())  # fmt: skip
+    finally:
+        spark.conf.set(_SHUFFLE_PARTITIONS, session_partitions)

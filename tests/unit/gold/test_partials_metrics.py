@@ -1,0 +1,104 @@
+"""Gold's metrics from the workers' partials equal the simulator's accumulator fed every tuple."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from gold.metrics import RunMetricsAccumulator
+from gold.metrics.partials import RunPartials, weighted_percentiles
+from silver.groupings.hashing import hash_keys
+from silver.workers import WORKER_INPUT_ARROW, serve_worker
+
+WORKERS = 4
+
+
+def _commits(commits: int, rows: int, seed: int) -> list[pa.Table]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for version in range(commits):
+        out.append(pa.table({
+            "version": np.full(rows, version), "event_time_ms": rng.integers(0, 300_000, rows),
+            "partition": rng.integers(0, 3, rows).astype(np.int32),
+            "offset": np.arange(version * rows, (version + 1) * rows),
+            "tuple_index": rng.integers(0, 2, rows).astype(np.int32),
+            "key": rng.choice([f"k{i}" for i in range(40)], rows, p=_zipf(40)),
+            "count": np.ones(rows, np.int64),
+            "worker": rng.integers(0, WORKERS, rows).astype(np.int32),
+        }, schema=WORKER_INPUT_ARROW))  # fmt: skip
+    return out
+
+
+def _zipf(n: int) -> np.ndarray:
+    weights = 1 / np.arange(1, n + 1) ** 1.2
+    return weights / weights.sum()
+
+
+def _oracle(commits: list[pa.Table], window_ms: int, process_ms: float,
+            speed: float) -> RunMetricsAccumulator:  # fmt: skip
+    accumulator = RunMetricsAccumulator(WORKERS, window_ms, process_ms, speed)
+    for commit in commits:  # each commit in stream order, as the routing produced it
+        rows = commit.to_pandas().sort_values(["event_time_ms", "partition", "offset",
+                                               "tuple_index"], kind="stable")  # fmt: skip
+        accumulator.add(hash_keys(rows["key"].to_numpy(object)).fingerprint,
+                        rows["worker"].to_numpy(), rows["event_time_ms"].to_numpy())  # fmt: skip
+    return accumulator
+
+
+def _served(commits: list[pa.Table], batches: list[list[int]], window_ms: int, process_ms: float,
+            speed: float) -> RunPartials:  # fmt: skip
+    partials, states = RunPartials(WORKERS, window_ms, speed), {}
+    for versions in batches:  # a micro-batch of the workers' query covers these commits
+        batch = pa.concat_tables([commits[v] for v in versions])
+        for worker in range(WORKERS):
+            rows = batch.filter(pa.compute.equal(batch["worker"], worker))
+            if rows.num_rows:
+                windows, waits, states[worker] = serve_worker(rows, states.get(worker), 15_000,
+                                                              process_ms, speed)  # fmt: skip
+                partials.add_windows(windows.to_pandas())
+                partials.add_latency(waits.to_pandas())
+    return partials
+
+
+def _assert_rows_equal(actual, expected):
+    for field in dataclasses.fields(expected):
+        a, e = getattr(actual, field.name), getattr(expected, field.name)
+        assert a == (pytest.approx(e, rel=1e-9, abs=1e-6) if isinstance(e, float) else e), field.name
+
+
+@pytest.mark.parametrize(("process_ms", "speed"), [(1.0, 1.0), (2.0, 10.0), (0.7, 3.0)])
+@pytest.mark.parametrize("batches", [[[0], [1], [2], [3]], [[0, 1, 2, 3]], [[0], [1, 2], [3]]])
+def test_partials_give_the_accumulators_figures(process_ms, speed, batches):
+    commits = _commits(4, 1500, seed=11)
+    expected = _oracle(commits, 60_000, process_ms, speed).result(2.0)
+    actual = _served(commits, batches, 60_000, process_ms, speed).result(2.0)
+    _assert_rows_equal(actual.cumulative, expected.cumulative)
+    assert len(actual.windows) == len(expected.windows) == 5
+    for got, want in zip(actual.windows, expected.windows, strict=True):
+        _assert_rows_equal(got, want)
+
+
+@pytest.mark.parametrize("percents", [(50, 99), (0, 100), (25, 33.3)])
+def test_weighted_percentiles_equal_numpys_on_the_repeated_values(percents):
+    rng = np.random.default_rng(5)
+    values = rng.choice(rng.normal(10, 3, 30), 30, replace=False)
+    counts = rng.integers(1, 50, 30)
+    expected = np.percentile(np.repeat(values, counts), percents)
+    assert weighted_percentiles(values, counts, percents) == pytest.approx(list(expected))
+
+
+def test_a_run_without_partials_has_zero_tuples():
+    assert RunPartials(WORKERS, 60_000, 1.0).result(1.0).cumulative.tuples == 0
+
+
+def test_partials_added_twice_count_twice():
+    frame = pd.DataFrame({"window_start_ms": [0], "worker": [1], "key": ["a"], "count": [3],
+                          "tuples": [2]})  # fmt: skip
+    partials = RunPartials(WORKERS, 60_000, 1.0)
+    partials.add_windows(frame)
+    partials.add_windows(frame)
+    assert partials.windows[["count", "tuples"]].iloc[0].tolist() == [6, 4]

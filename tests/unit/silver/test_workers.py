@@ -1,0 +1,71 @@
+"""The worker step: window partials and FIFO latencies, however the tuples are batched."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from silver.queueing import FifoQueueModel
+from silver.workers import WORKER_INPUT_ARROW, serve_worker
+
+
+def _tuples(rows: int, seed: int, worker: int = 3) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    return pa.table({
+        "version": np.sort(rng.integers(0, 4, rows)), "event_time_ms": rng.integers(0, 90_000, rows),
+        "partition": rng.integers(0, 3, rows).astype(np.int32), "offset": np.arange(rows),
+        "tuple_index": np.zeros(rows, np.int32), "key": rng.choice(list("abcde"), rows),
+        "count": rng.integers(1, 4, rows), "worker": np.full(rows, worker, np.int32),
+    }, schema=WORKER_INPUT_ARROW)  # fmt: skip
+
+
+def _stream_order(table: pa.Table) -> pd.DataFrame:
+    return table.to_pandas().sort_values(["version", "event_time_ms", "partition", "offset",
+                                          "tuple_index"], kind="stable")  # fmt: skip
+
+
+@pytest.mark.parametrize(("process_ms", "speed"), [(1.0, 1.0), (2.5, 10.0), (0.3, 0.5)])
+def test_latencies_equal_one_queue_fed_everything_in_stream_order(process_ms, speed):
+    table = _tuples(3000, seed=1)
+    ordered = _stream_order(table)
+    whole = FifoQueueModel(1, process_ms, speed).add(np.zeros(len(ordered), np.int64),
+                                                   ordered["event_time_ms"].to_numpy())  # fmt: skip
+    expected = pd.Series(np.round(whole, 6)).value_counts().sort_index()
+
+    state, histograms = None, []
+    for version in range(4):  # one micro-batch per commit, rows handed over shuffled
+        batch = table.filter(pa.compute.equal(table["version"], version))
+        batch = batch.take(np.random.default_rng(version).permutation(batch.num_rows))
+        _, waits, state = serve_worker(batch, state, 15_000, process_ms, speed)
+        histograms.append(waits.to_pandas())
+    served = pd.concat(histograms).groupby("latency_ms")["tuples"].sum().sort_index()
+    pd.testing.assert_series_equal(served, expected, check_names=False, check_index_type=False)
+
+
+def test_window_partials_sum_counts_and_tuples_per_window_and_key():
+    table = _tuples(2000, seed=2, worker=5)
+    partials, _, _ = serve_worker(table, None, 15_000, 1.0, 1.0)
+    frame = table.to_pandas().assign(window=lambda f: f["event_time_ms"] // 15_000 * 15_000)
+    expected = frame.groupby(["window", "key"]).agg(count=("count", "sum"), tuples=("count", "size"))
+    actual = partials.to_pandas().set_index(["window_start_ms", "key"])
+    assert (actual["worker"] == 5).all()
+    assert (actual["window_end_ms"] - actual.index.get_level_values(0) == 15_000).all()
+    pd.testing.assert_frame_equal(actual[["count", "tuples"]].sort_index(),
+                                  expected.rename_axis(["window_start_ms", "key"]).sort_index(),
+                                  check_dtype=False)  # fmt: skip
+
+
+def test_each_windows_extremes_bound_its_tuples():
+    table = _tuples(1000, seed=3)
+    _, waits, _ = serve_worker(table, None, 15_000, 1.0, 1.0)
+    frame = waits.to_pandas()
+    events = table.to_pandas().assign(window=lambda f: f["event_time_ms"] // 15_000 * 15_000)
+    first = events.groupby("window")["event_time_ms"].min()
+    per_window = frame.groupby("window_start_ms").agg(first=("first_event_ms", "first"),
+                                                      last=("last_completion_ms", "first"),
+                                                      longest=("latency_ms", "max"))  # fmt: skip
+    assert per_window["first"].to_dict() == first.to_dict()
+    # The last completion comes no earlier than the longest wait after the window's first event.
+    assert (per_window["last"] >= per_window["longest"]).all()
