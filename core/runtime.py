@@ -67,10 +67,12 @@ class Runtime:
         """The warehouse, which must exist already (commands that only read it).
 
         Raises:
+            StorageError: the store cannot be reached or has no such bucket.
             WarehouseError: nothing is at ``warehouse.uri``.
         """
         config = self.settings.warehouse
         storage = storage_for(config.uri, reveal(config.storage_options))
+        storage.check_reachable()
         if not storage.exists(storage.root):
             raise WarehouseError(f"no warehouse at {storage.root} (run `dkg run` first, "
                                  "or --warehouse)")  # fmt: skip
