@@ -72,8 +72,10 @@ class Runtime:
         """
         config = self.settings.warehouse
         storage = storage_for(config.uri, reveal(config.storage_options))
-        storage.check_reachable()
         if not storage.exists(storage.root):
+            # Asked only to explain a missing root: credentials scoped to a prefix may
+            # not be allowed to look at the bucket itself.
+            storage.check_bucket()
             raise WarehouseError(f"no warehouse at {storage.root} (run `dkg run` first, "
                                  "or --warehouse)")  # fmt: skip
         return self.warehouse

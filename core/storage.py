@@ -132,11 +132,11 @@ class Storage:
             reason = f"{match.group(1)}: {match.group(2).strip()}"
         return StorageError(f"warehouse {self.root} {what}: {reason}")
 
-    def check_reachable(self) -> None:
-        """Check that the store answers and, for an object store, that the bucket exists.
+    def check_bucket(self) -> None:
+        """Check that an object store's bucket exists (nothing to check for local folders).
 
         Raises:
-            StorageError: naming the root and what went wrong.
+            StorageError: the bucket does not exist, or the store cannot be reached.
         """
         if self.local:
             return

@@ -203,6 +203,9 @@ def test_a_table_on_s3_without_storage_options_makes_no_local_folder(
      "does not exist"),
     (["check", "--warehouse", "s3://no-such-bucket/wh"], {},
      "dkg check: error: warehouse s3://no-such-bucket/wh: bucket 'no-such-bucket' does not exist"),
+    (["sql", "SELECT 1", "--warehouse", "s3://{bucket}/nothing-here"], {},
+     "dkg sql: error: no warehouse at s3://{bucket}/nothing-here (run `dkg run` first, or "
+     "--warehouse)"),
     (["report", "--warehouse", "s3://{bucket}/wh"], {"AWS_ALLOW_HTTP": ""},
      "dkg report: error: warehouse s3://{bucket}/wh: endpoint {endpoint} is plain HTTP; set "
      "AWS_ALLOW_HTTP=true (environment or warehouse.storage_options) to allow it"),
