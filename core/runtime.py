@@ -67,11 +67,15 @@ class Runtime:
         """The warehouse, which must exist already (commands that only read it).
 
         Raises:
+            StorageError: the store cannot be reached or has no such bucket.
             WarehouseError: nothing is at ``warehouse.uri``.
         """
         config = self.settings.warehouse
         storage = storage_for(config.uri, reveal(config.storage_options))
         if not storage.exists(storage.root):
+            # Asked only to explain a missing root: credentials scoped to a prefix may
+            # not be allowed to look at the bucket itself.
+            storage.check_bucket()
             raise WarehouseError(f"no warehouse at {storage.root} (run `dkg run` first, "
                                  "or --warehouse)")  # fmt: skip
         return self.warehouse

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -38,10 +39,19 @@ def _upper(options: Mapping[str, str]) -> dict[str, str]:
     return {key.upper(): value for key, value in options.items()}
 
 
+def _endpoint(options: Mapping[str, str]) -> str | None:
+    return options.get("AWS_ENDPOINT_URL_S3") or options.get("AWS_ENDPOINT_URL")
+
+
+_TRUE = ("1", "true", "on", "yes", "y")  # what delta-rs (object_store) reads as true
+# pyarrow reports a store's failure as "... AWS Error <CODE> during <Op> operation: <detail>".
+_AWS_ERROR = re.compile(r"AWS Error (\w+) during \w+ operation: ([^;\n]*)")
+
+
 @functools.cache
 def _s3(frozen_options: tuple[tuple[str, str], ...]) -> pafs.FileSystem:
     options = dict(frozen_options)
-    endpoint = options.get("AWS_ENDPOINT_URL_S3") or options.get("AWS_ENDPOINT_URL")
+    endpoint = _endpoint(options)
     settings: dict[str, Any] = {
         "access_key": options.get("AWS_ACCESS_KEY_ID"),
         "secret_key": options.get("AWS_SECRET_ACCESS_KEY"),
@@ -81,6 +91,11 @@ class Storage:
         """Whether tables are local folders."""
         return self.scheme == "file"
 
+    @property
+    def bucket(self) -> str:
+        """The bucket of an object store's root (empty for local folders)."""
+        return "" if self.local else urlparse(self.root).netloc
+
     def uri(self, *parts: str) -> str:
         """``root/part/...``."""
         return "/".join([self.root.rstrip("/"), *parts])
@@ -103,14 +118,55 @@ class Storage:
         """``storage_options`` for delta-rs (None for local folders)."""
         return None if self.local else dict(self.options)
 
+    def _error(self, exc: BaseException, what: str) -> StorageError:
+        """One line naming the root, ``what`` failed and why, for a store's error ``exc``."""
+        text = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).splitlines()[0]
+        match = _AWS_ERROR.search(text)
+        if match is None:
+            reason = text
+        elif match.group(1) == "NETWORK_CONNECTION":
+            reason = f"cannot connect to {_endpoint(_upper(self.options)) or 'S3'}"
+        elif match.group(1) == "NO_SUCH_BUCKET":
+            reason = f"bucket {self.bucket!r} does not exist"
+        else:
+            reason = f"{match.group(1)}: {match.group(2).strip()}"
+        return StorageError(f"warehouse {self.root} {what}: {reason}")
+
+    def check_bucket(self) -> None:
+        """Check that an object store's bucket exists (nothing to check for local folders).
+
+        Raises:
+            StorageError: the bucket does not exist, or the store cannot be reached.
+        """
+        if self.local:
+            return
+        if not self.exists(self.bucket):
+            raise StorageError(f"warehouse {self.root}: bucket {self.bucket!r} does not exist")
+
     def exists(self, uri: str) -> bool:
-        """Whether a file or folder is at ``uri``."""
-        return self.filesystem.get_file_info(self.fs_path(uri)).type != pafs.FileType.NotFound
+        """Whether a file or folder is at ``uri``.
+
+        Raises:
+            StorageError: the store cannot be reached or refuses the request.
+        """
+        try:
+            info = self.filesystem.get_file_info(self.fs_path(uri))
+        except OSError as exc:
+            raise self._error(exc, "cannot be read") from None
+        return info.type != pafs.FileType.NotFound
 
     def list_dir(self, uri: str) -> list[str]:
-        """Names of the entries directly under ``uri`` (none if it does not exist)."""
+        """Names of the entries directly under ``uri`` (none if it does not exist).
+
+        Raises:
+            StorageError: the store cannot be reached or refuses the request.
+        """
         selector = pafs.FileSelector(self.fs_path(uri), allow_not_found=True)
-        return sorted(info.base_name for info in self.filesystem.get_file_info(selector))
+        try:
+            infos = self.filesystem.get_file_info(selector)
+        except OSError as exc:
+            raise self._error(exc, "cannot be listed") from None
+        return sorted(info.base_name for info in infos)
 
     def read_text(self, uri: str) -> str:
         """The whole file as UTF-8.
@@ -182,19 +238,30 @@ class Storage:
                 stream.write(b"")
             self.filesystem.delete_file(probe)
         except (OSError, pa.ArrowException) as exc:
-            reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
-            raise StorageError(f"warehouse {self.root} is not writable: {reason}") from None
+            raise self._error(exc, "is not writable") from None
 
 
 LOCAL_FILES = Storage("/")
 """Local files at absolute paths: the storage of a table given by its folder alone."""
 
 
+def _check_http(location: str, options: Mapping[str, str]) -> None:
+    # delta-rs refuses a plain-HTTP endpoint unless AWS_ALLOW_HTTP is true, while
+    # pyarrow takes it: say so before the first write instead of at the first commit.
+    endpoint = _endpoint(options) or ""
+    allowed = options.get("AWS_ALLOW_HTTP", "").strip().lower() in _TRUE
+    if urlparse(endpoint).scheme == "http" and not allowed:
+        raise StorageError(f"warehouse {location}: endpoint {endpoint} is plain HTTP; set "
+                           "AWS_ALLOW_HTTP=true (environment or warehouse.storage_options) "
+                           "to allow it")  # fmt: skip
+
+
 def storage_for(location: str, options: Mapping[str, str]) -> Storage:
     """The storage of a warehouse location: a local path (made absolute) or an object store.
 
     Raises:
-        StorageError: a scheme this project does not read and write.
+        StorageError: a scheme this project does not read and write, an S3 location
+            without a bucket, or a plain-HTTP endpoint that delta-rs would refuse.
     """
     scheme = urlparse(location).scheme
     if len(scheme) > 1 and scheme not in SCHEMES:  # one letter: a Windows drive
@@ -203,6 +270,7 @@ def storage_for(location: str, options: Mapping[str, str]) -> Storage:
     if scheme == "s3":
         if not urlparse(location).netloc:
             raise StorageError(f"warehouse {location}: no bucket (use s3://bucket/prefix)")
+        _check_http(location, _upper(options))
         return Storage(location.rstrip("/"), dict(options))
     path = urlparse(location).path if scheme == "file" else location
     # Absolute, so Spark executors and delta-rs agree whatever their working directory.

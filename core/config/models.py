@@ -167,7 +167,7 @@ class WarehouseConfig(_Section):
 
     uri: str = _setting("lakehouse", "warehouse root: a local path or s3://bucket/prefix")
     storage_options: OptionMap = _setting({}, "object-store settings as delta-rs names them (AWS_ENDPOINT_URL, AWS_REGION, AWS_ALLOW_HTTP, ...); the standard AWS_* environment variables fill them")  # fmt: skip
-    state_dir: Path | None = _setting(None, "streaming checkpoints, Spark's catalog scratch and job records; null: inside a local warehouse, else .dkg/state/<bucket>/<prefix> (on a cluster: a folder shared with the executors)")  # fmt: skip
+    state_dir: Path | None = _setting(None, "streaming checkpoints, Spark's catalog scratch and job records; null: inside a local warehouse, else .dkg/state/s3/<bucket>/<prefix> under the working directory (on a cluster: a folder shared with the executors)")  # fmt: skip
 
 
 class Settings(_Section):

@@ -4,9 +4,10 @@ How ``spark.sql("SELECT * FROM gold.key_counts")`` works without Delta jars:
 each layer becomes a database (``CREATE DATABASE gold``) and each table an
 external catalog table ``CREATE TABLE gold.key_counts USING <source> LOCATION
 '<path>'`` backed by the Python data source. Spark 4.2 does not hand a catalog
-table's ``OPTIONS``/``LOCATION`` to a Python data source (the reader sees no
-options), so every table gets its own tiny subclass of :class:`DeltaSource` with
-the table fixed, registered under its own format name (:func:`~core.tables.stream_source.delta_format`).
+table's ``OPTIONS`` to a Python data source, and its ``LOCATION`` only as a
+``path`` on Spark's own filesystems (no S3 here), so every table gets its own
+tiny subclass of :class:`DeltaSource` with the table fixed, registered under its
+own format name (:func:`~core.tables.stream_source.delta_format`).
 Temporary views were not an option: their names cannot have a namespace. The
 catalog is Spark's in-memory one, so call :func:`register_tables` once per
 session (it is cheap: no data is read). Database folders go under the

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
@@ -49,6 +50,12 @@ def _commit(app_id: str, batch_id: int) -> CommitProperties:
     return CommitProperties(app_transactions=[Transaction(app_id=app_id, version=batch_id)])
 
 
+def _local_folder(path: TablePath) -> bool:
+    # The path says where the table is: options may be empty for an object store
+    # whose credentials come from the environment or an instance profile.
+    return len(urlparse(str(path)).scheme) <= 1  # none, or a Windows drive letter
+
+
 def _quote(column: str) -> str:
     # Double quotes keep DataFusion from lower-casing mixed-case column names.
     return '"' + column.replace('"', '""') + '"'
@@ -64,11 +71,6 @@ class DeltaRsBackend:
     def __init__(self, storage_options: dict[str, str] | None = None) -> None:
         """Create the backend (no I/O)."""
         self._storage = storage_options
-
-    @property
-    def local(self) -> bool:
-        """Whether tables are local folders (no object store): writers may place files there."""
-        return not self._storage
 
     def _open(self, path: TablePath) -> DeltaTable | None:
         try:
@@ -101,7 +103,7 @@ class DeltaRsBackend:
         """Create an empty table with ``schema`` (all columns nullable) unless one exists."""
         if self._open(path) is not None:
             return False
-        if self.local:
+        if _local_folder(path):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         DeltaTable.create(
             str(path),

@@ -114,7 +114,9 @@ def _table_uri(path: str) -> str:
 
 
 def parse_options(options: Mapping[str, str], fixed_path: str | None) -> _Options:
-    path = options.get("path") or fixed_path
+    # A bound table wins: Spark passes a catalog table's LOCATION as ``path``, and
+    # for a table in object storage that is only a local placeholder.
+    path = fixed_path or options.get("path")
     if not path:
         raise ValueError(f"{SOURCE_NAME}: option 'path' (the Delta table folder) is required")
     start = str(options.get("startingVersion", "0")).strip().lower()

@@ -33,6 +33,17 @@ def test_object_storage_keeps_spark_state_in_a_local_folder(tmp_path: Path) -> N
     assert storage.uri("gold", "runs") == "s3://bucket/some/prefix/gold/runs"
 
 
+@pytest.mark.parametrize("allow", ["true", "1", "TRUE"])
+def test_a_plain_http_endpoint_needs_allow_http_as_delta_rs_does(allow: str) -> None:
+    from core.storage import StorageError, storage_for
+
+    options = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000"}
+    with pytest.raises(StorageError, match="plain HTTP; set AWS_ALLOW_HTTP=true"):
+        storage_for("s3://bucket/prefix", options)
+    assert storage_for("s3://bucket/prefix", {**options, "aws_allow_http": allow}).bucket == "bucket"
+    assert storage_for("s3://bucket/prefix", {"AWS_ENDPOINT_URL": "https://s3.example"}).local is False
+
+
 def test_relative_root_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert Warehouse(Path("lakehouse")).root == str(tmp_path / "lakehouse")

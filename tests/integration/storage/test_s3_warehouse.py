@@ -1,0 +1,224 @@
+"""The `dkg` commands on a warehouse in S3-compatible object storage (a real moto server).
+
+Each command runs as a user runs it, a `python -m pipelines.cli` process with the
+storage settings in its environment or its config, from a working directory of
+its own; the tests read what landed in the bucket with delta-rs and pyarrow
+directly and compare it with the generators' own data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pytest
+from deltalake import DeltaTable
+
+from bronze.datasets.base import DatasetSpec
+from bronze.datasets.registry import make_dataset
+from bronze.join_data.generator import generate
+from core.config import load_settings
+from core.kafka.broker import free_port
+from core.tables import DeltaRsBackend
+from pipelines.cli import main
+from pipelines.join_job import data_spec
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[3]
+SOURCE, MESSAGES = "COUNTRY_SKEW_R80", 3000
+RUN_ARGS = ["--source", SOURCE, "--messages", str(MESSAGES), "--workers", "4", "--partitions", "2"]
+LAYER_TABLES = ("bronze/raw_events", "silver/routed", "silver/worker_windows", "gold/key_counts",
+                "gold/worker_load", "gold/distribution_metrics", "gold/runs")  # fmt: skip
+
+
+def _environment(settings: dict[str, str]) -> dict[str, str]:
+    # No AWS_* variable of the machine leaks in: only what the test gives reaches the store.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    return {**env, **settings, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+
+
+def _dkg(cwd: Path, settings: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *argv], cwd=cwd,  # noqa: S603
+                          env=_environment(settings), capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+
+
+def _key_counts(name: str, messages: int, **spec: float) -> dict[str, int]:
+    exact: Counter[str] = Counter()
+    for batch in make_dataset(DatasetSpec(name=name, messages=messages, **spec)).tuples():
+        exact.update(batch.keys.tolist())
+    return dict(exact)
+
+
+def _table(uri: str, options: dict[str, str]) -> pa.Table:
+    return DeltaTable(uri, storage_options=options).to_pyarrow_table()
+
+
+def _gold_counts(uri: str, options: dict[str, str]) -> dict[str, int]:
+    counts = _table(f"{uri}/gold/key_counts", options).to_pandas()
+    return counts.groupby("key")["count"].sum().to_dict()
+
+
+def _objects(fs: pafs.S3FileSystem, prefix: str) -> list[str]:
+    infos = fs.get_file_info(pafs.FileSelector(prefix, recursive=True, allow_not_found=True))
+    return [i.path for i in infos if i.type == pafs.FileType.File]
+
+
+def _nothing_local_but_state(cwd: Path) -> None:
+    # Tables go to the bucket only: no folder named after the URI ("s3:") and no
+    # table file anywhere here; .dkg holds the state folder (checkpoints, catalog).
+    assert {p.name for p in cwd.iterdir()} <= {".dkg", "report.html", "s3.yaml"}
+    assert not [p for p in cwd.rglob("*") if p.suffix == ".parquet" or p.name == "_delta_log"]
+
+
+@pytest.fixture(scope="module")
+def cwd(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cwd")
+
+
+@pytest.fixture(scope="module")
+def warehouse(s3_bucket: str) -> str:
+    return f"s3://{s3_bucket}/wh"
+
+
+@pytest.fixture(scope="module")
+def finished_run(cwd, s3_options, warehouse) -> subprocess.CompletedProcess[str]:
+    """`dkg run` on the embedded broker into the bucket, storage settings from AWS_*."""
+    return _dkg(cwd, s3_options, "run", "--warehouse", warehouse, "--topic", "s3-run", *RUN_ARGS)
+
+
+def test_run_writes_every_layer_to_the_bucket_and_gold_is_exact(finished_run, cwd, s3_fs,
+                                                                s3_options, s3_bucket, warehouse):  # fmt: skip
+    assert finished_run.returncode == 0, finished_run.stderr[-3000:]
+    assert _gold_counts(warehouse, s3_options) == _key_counts(SOURCE, MESSAGES)
+    objects = _objects(s3_fs, f"{s3_bucket}/wh")
+    for table in LAYER_TABLES:
+        assert f"{s3_bucket}/wh/{table}/_delta_log/00000000000000000000.json" in objects, table
+        assert any(o.startswith(f"{s3_bucket}/wh/{table}/") and o.endswith(".parquet")
+                   for o in objects), table  # fmt: skip
+    # Spark's checkpoints stay in the local state folder, never in the bucket.
+    assert not [o for o in objects if "/_checkpoints/" in o]
+    checkpoints = cwd / ".dkg" / "state" / "s3" / s3_bucket / "wh" / "_checkpoints"
+    assert len(list(checkpoints.iterdir())) >= 3
+    _nothing_local_but_state(cwd)
+
+
+def test_sql_reads_the_tables_in_the_bucket(finished_run, cwd, s3_options, warehouse):
+    query = "SELECT key, CAST(SUM(count) AS BIGINT) AS n FROM gold.key_counts GROUP BY key"
+    done = _dkg(cwd, s3_options, "sql", query, "--warehouse", warehouse, "--json", "--limit", "1000")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert {r["key"]: r["n"] for r in json.loads(done.stdout)} == _key_counts(SOURCE, MESSAGES)
+    _nothing_local_but_state(cwd)
+
+
+def test_check_validates_the_run_in_the_bucket(finished_run, cwd, s3_options, warehouse):
+    done = _dkg(cwd, s3_options, "check", "--warehouse", warehouse)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert re.search(r"\d+ suites, (\d+) expectations: \1 passed, 0 failed", done.stdout)
+
+
+def test_report_draws_the_run_in_the_bucket(finished_run, cwd, s3_options, warehouse):
+    done = _dkg(cwd, s3_options, "report", "--warehouse", warehouse, "--output", "report.html")
+    assert done.returncode == 0, done.stderr[-3000:]
+    html = (cwd / "report.html").read_text(encoding="utf-8")
+    pattern = r'<script type="application/json" id="data-(\w+)">(.*?)</script>'
+    blocks = {name: json.loads(body) for name, body in re.findall(pattern, html, re.S)}
+    (run,) = _table(f"{warehouse}/gold/runs", s3_options).to_pylist()
+    assert [(r["run_id"], r["tuples"]) for r in blocks["summary"]] == [(run["run_id"], MESSAGES)]
+    assert [sum(r["tuples"]) for r in blocks["worker_load"]] == [MESSAGES]
+
+
+def test_join_takes_the_storage_settings_from_the_config(cwd, s3_options, s3_bucket):
+    # Endpoint, region and key id from a --config file, the secret key from --set
+    # (YAML refuses secrets), and no AWS_* variable in the environment.
+    overlay = cwd / "s3.yaml"
+    public = {k: v for k, v in s3_options.items() if k != "AWS_SECRET_ACCESS_KEY"}
+    overlay.write_text("warehouse:\n  storage_options:\n"
+                       + "".join(f"    {k}: '{v}'\n" for k, v in public.items()))  # fmt: skip
+    warehouse = f"s3://{s3_bucket}/join"
+    done = _dkg(cwd, {}, "join", "--warehouse", warehouse, "--lefts", "1000", "--partitions", "2",
+                "--config", str(overlay), "--set",
+                f"warehouse.storage_options.AWS_SECRET_ACCESS_KEY={s3_options['AWS_SECRET_ACCESS_KEY']}")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    truth = generate(data_spec(load_settings(env={}).settings.join, lefts=1000, partitions=2)).matches
+    joined = _table(f"{warehouse}/silver/joined", s3_options).to_pandas()
+    joined = joined.drop_duplicates(["id", "record"])  # a replayed batch may repeat rows
+    assert joined["id"].is_unique and len(joined) == 1000  # every left, matched or not
+    matched = joined[joined["record"] == "matched"]
+    assert dict(zip(matched["id"], matched["right_created_ms"], strict=True)) == truth
+    (stats,) = [r for r in _table(f"{warehouse}/gold/join_stats", s3_options).to_pylist()
+                if r["scope"] == "cumulative"]  # fmt: skip
+    assert (stats["lefts"], stats["matched"]) == (1000, len(truth))
+    _nothing_local_but_state(cwd)
+
+
+def test_job_spec_runs_its_tasks_against_the_bucket(cwd, s3_options, s3_bucket):
+    warehouse = f"s3://{s3_bucket}/job"
+    params = [f"--param={p}" for p in (f"dataset={SOURCE}", "messages=1000", "rate=2000",
+                                       "topic=s3-job", "partitions=2", "workers=4", "grouping=KEY")]  # fmt: skip
+    done = _dkg(cwd, s3_options, "job", "run", str(REPO / "conf" / "jobs" / "lakehouse.yml"),
+                "--warehouse", warehouse, *params)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    runs = cwd / ".dkg" / "state" / "s3" / s3_bucket / "job" / "_jobs" / "lakehouse"
+    (record_path,) = runs.glob("*.json")
+    record = json.loads(record_path.read_text())
+    assert [(k, t["status"]) for k, t in record["tasks"].items()] == [
+        ("produce", "succeeded"), ("run", "succeeded"), ("summary", "succeeded")]
+    assert "KEY" in Path(record["tasks"]["summary"]["log"]).read_text()
+    assert _gold_counts(warehouse, s3_options) == _key_counts(SOURCE, 1000, rate=2000)
+    _nothing_local_but_state(cwd)
+
+
+def test_a_table_on_s3_without_storage_options_makes_no_local_folder(
+        s3_options, s3_bucket, tmp_path, monkeypatch):  # fmt: skip
+    # Credentials from the environment alone (as with an instance profile): the
+    # backend has no options, yet the table must go to the bucket, not to ./s3:/...
+    for name, value in s3_options.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    uri = f"s3://{s3_bucket}/bare/table"
+    assert DeltaRsBackend().create_if_missing(uri, pa.schema([("key", pa.string())]))
+    assert list(tmp_path.iterdir()) == []
+    assert DeltaTable(uri, storage_options=s3_options).version() == 0
+
+
+@pytest.mark.parametrize(("argv", "settings", "expected"), [
+    (["run", "--warehouse", "s3://{bucket}/wh"], {"AWS_ENDPOINT_URL": "http://127.0.0.1:{free}"},
+     "dkg run: error: warehouse s3://{bucket}/wh is not writable: cannot connect to "
+     "http://127.0.0.1:{free}"),
+    (["sql", "SELECT 1", "--warehouse", "s3://{bucket}/wh"],
+     {"AWS_ENDPOINT_URL": "http://127.0.0.1:{free}"},
+     "dkg sql: error: warehouse s3://{bucket}/wh cannot be read: cannot connect to "
+     "http://127.0.0.1:{free}"),
+    (["run", "--warehouse", "s3://no-such-bucket/wh"], {},
+     "dkg run: error: warehouse s3://no-such-bucket/wh is not writable: bucket 'no-such-bucket' "
+     "does not exist"),
+    (["check", "--warehouse", "s3://no-such-bucket/wh"], {},
+     "dkg check: error: warehouse s3://no-such-bucket/wh: bucket 'no-such-bucket' does not exist"),
+    (["sql", "SELECT 1", "--warehouse", "s3://{bucket}/nothing-here"], {},
+     "dkg sql: error: no warehouse at s3://{bucket}/nothing-here (run `dkg run` first, or "
+     "--warehouse)"),
+    (["report", "--warehouse", "s3://{bucket}/wh"], {"AWS_ALLOW_HTTP": ""},
+     "dkg report: error: warehouse s3://{bucket}/wh: endpoint {endpoint} is plain HTTP; set "
+     "AWS_ALLOW_HTTP=true (environment or warehouse.storage_options) to allow it"),
+])  # fmt: skip
+def test_unreachable_storage_is_one_line(argv, settings, expected, s3_options, s3_bucket, tmp_path,
+                                         monkeypatch, capsys):  # fmt: skip
+    # In-process: these fail before any broker or Spark session starts.
+    free = free_port()
+    names = {"bucket": s3_bucket, "free": free, "endpoint": s3_options["AWS_ENDPOINT_URL"]}
+    monkeypatch.chdir(tmp_path)
+    for name, value in {**s3_options, **settings}.items():
+        monkeypatch.setenv(name, value.format(**names))
+    assert main([a.format(**names) for a in argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [expected.format(**names)]
+    assert list(tmp_path.iterdir()) == []
