@@ -1,0 +1,159 @@
+"""The infrastructure profile: the main job on infrastructure of its own, as a user runs it.
+
+A Kafka-protocol broker started separately (the user's own), a Spark standalone
+master with two workers, the warehouse in S3-compatible storage (a moto server)
+and two groupings. The driver is killed with SIGKILL mid-run and the same command
+resumes it; gold is exact for both groupings, and Spark's event logs show that
+every task ran on the executors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.fs as pafs
+import pyspark
+import pytest
+import yaml
+from deltalake import DeltaTable
+
+from bronze.datasets.base import DatasetSpec
+from bronze.datasets.registry import make_dataset
+from core.kafka.broker import free_port
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[3]
+SOURCE, MESSAGES = "ZIPF", 20_000
+
+
+def _spark_class(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
+    spark_home = Path(pyspark.__file__).parent
+    with open(log, "wb") as out:
+        return subprocess.Popen([str(spark_home / "bin" / "spark-class"), *args], env=env,  # noqa: S603
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    home = tmp_path_factory.mktemp("standalone")
+    env = {**os.environ, "SPARK_HOME": str(Path(pyspark.__file__).parent),
+           "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}  # fmt: skip
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    processes = [_spark_class(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                               "--port", str(port), "--webui-port", str(free_port())],
+                              home / "master.log", env)]  # fmt: skip
+    for worker in range(2):
+        processes.append(_spark_class(
+            ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
+             "--memory", "2g", "--webui-port", str(free_port()), "--work-dir",
+             str(home / f"work{worker}"), url], home / f"worker{worker}.log", env))  # fmt: skip
+    deadline = time.monotonic() + 60
+    master_log = home / "master.log"
+    while time.monotonic() < deadline:
+        if master_log.exists() and master_log.read_text(errors="replace").count("Registering worker") >= 2:
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail(f"standalone cluster did not come up: {master_log.read_text(errors='replace')[-2000:]}")
+    yield url
+    for process in processes:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def _environment(s3_options: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    return {**env, **s3_options, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+
+
+def _exact_counts() -> Counter:
+    exact: Counter = Counter()
+    for batch in make_dataset(DatasetSpec(name=SOURCE, messages=MESSAGES)).tuples():
+        exact.update(batch.keys.tolist())
+    return exact
+
+
+def _wait_for(what: str, done, process: subprocess.Popen, timeout_s: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if process.poll() is not None:
+            pytest.fail(f"the job ended (exit {process.returncode}) before {what}: "
+                        f"{log.read_text(errors='replace')[-3000:]}")  # fmt: skip
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} within {timeout_s:.0f} s: {log.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.2)
+
+
+def _task_executors(events: Path) -> Counter:
+    """Executor id of every finished task in Spark's event logs."""
+    executors: Counter = Counter()
+    for log in (path for path in events.rglob("*") if path.is_file()):
+        for line in log.read_text(errors="replace").splitlines():
+            if '"SparkListenerTaskEnd"' in line:
+                executors[json.loads(line)["Task Info"]["Executor ID"]] += 1
+    return executors
+
+
+def test_killed_driver_resumes_on_a_cluster_with_the_warehouse_in_object_storage(
+        cluster, bootstrap, s3_options, s3_fs, s3_bucket, tmp_path):  # fmt: skip
+    warehouse, events = f"s3://{s3_bucket}/infra", tmp_path / "events"
+    events.mkdir()
+    config = tmp_path / "cluster.yaml"
+    config.write_text(yaml.safe_dump({
+        "spark": {"conf": {"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
+                            "spark.eventLog.compress": "false"}},
+        # Checkpoints and state stores: a folder the executors share (this machine's).
+        "warehouse": {"state_dir": str(tmp_path / "state")},
+    }))  # fmt: skip
+    command = [sys.executable, "-m", "pipelines.cli", "run", "--mode", "CLUSTER", "--master", cluster,
+               "--bootstrap-servers", bootstrap, "--profile", "local", "--topic", "infra",
+               "--source", SOURCE, "--messages", str(MESSAGES), "--workers", "4",
+               "--partitions", "2", "--grouping", "DYNAMIC_KEY,PARTIAL_KEY",
+               "--max-offsets-per-trigger", "2500", "--warehouse", warehouse,
+               "--config", str(config)]  # fmt: skip
+    env, log = _environment(s3_options), tmp_path / "first.log"
+    with open(log, "wb") as out:
+        first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out,  # noqa: S603
+                                 stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    try:
+        # Mid-run: silver has committed a batch of routed tuples in the bucket.
+        routed_commit = f"{s3_bucket}/infra/silver/routed/_delta_log/{1:020d}.json"
+        _wait_for("silver commit", lambda: s3_fs.get_file_info(routed_commit).type
+                  == pafs.FileType.File, first, 420, log)  # fmt: skip
+        assert first.poll() is None  # the kill hits a running job
+        os.killpg(first.pid, signal.SIGKILL)
+        assert first.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+
+    resumed = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,  # noqa: S603
+                             timeout=600, check=False)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+
+    options = {**s3_options}
+    runs = DeltaTable(f"{warehouse}/gold/runs", storage_options=options).to_pandas()
+    assert sorted(runs["label"]) == ["DYNAMIC_KEY", "PARTIAL_KEY"]
+    assert set(runs["status"]) == {"succeeded"}
+    counts = DeltaTable(f"{warehouse}/gold/key_counts", storage_options=options).to_pandas()
+    metrics = DeltaTable(f"{warehouse}/gold/distribution_metrics", storage_options=options).to_pandas()
+    exact = _exact_counts()
+    for run_id in runs["run_id"]:
+        mine = counts[counts["run_id"] == run_id]
+        assert mine.groupby("key")["count"].sum().to_dict() == dict(exact), run_id
+        cumulative = metrics[(metrics["run_id"] == run_id) & (metrics["scope"] == "cumulative")]
+        assert cumulative["tuples"].tolist() == [sum(exact.values())], run_id
+
+    executors = _task_executors(events)
+    assert executors and "driver" not in executors, executors
+    assert len(executors) >= 2, executors  # both workers' executors ran tasks
