@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gold.metrics import FifoQueueModel, RunMetricsAccumulator, balance_metrics
+from gold.metrics import RunMetricsAccumulator, balance_metrics
+from silver.queueing import FifoQueueModel
 
 
 def test_balance_hand_example():
