@@ -123,10 +123,10 @@ def worker_tables_writer(backend: TableBackend, storage: Storage, tables: Worker
             return
         packed = df.persist()
         try:
-            for kind, (_, schema) in _SCHEMAS.items():
+            for kind, (_, tagged) in _SCHEMAS.items():
                 rows = packed.where(F.col("kind") == kind).mapInArrow(
                     functools.partial(_partial_rows, kind=kind, run_id=run_id, batch_id=batch_id),
-                    from_arrow_schema(schema))  # fmt: skip
+                    from_arrow_schema(tagged))  # fmt: skip
                 backend.append(paths[kind], rows, app_id, batch_id)
         finally:
             packed.unpersist()
