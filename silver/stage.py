@@ -58,7 +58,8 @@ def _routing(run: RunContext) -> Stage:
 def _workers(run: RunContext) -> Stage:
     spark, spec, warehouse = run.spark, run.spec, run.warehouse
     routed = str(warehouse.table_uri("silver", "routed"))
-    # Workers share the cores' shuffle partitions, each group in a partition of its own.
+    # Two shuffle partitions per core, the workers spread evenly over them (as many as
+    # there are workers, if fewer): the queues' work keeps every core busy.
     partitions = max(1, min(spec.workers, 2 * spark.sparkContext.defaultParallelism))
     keys = spread_group_keys(spec.workers, partitions)
     if delta_spark_available(spark):
