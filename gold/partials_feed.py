@@ -1,11 +1,12 @@
-"""One run's worker partials, fed commit by commit from ``silver.worker_windows`` and ``silver.worker_latency``.
+"""One run's silver outputs for gold, fed commit by commit.
 
 Gold is refreshed every few seconds while a run goes on; re-reading every
 partial of the run each time would cost more with each refresh. A feed keeps
-the run's :class:`RunPartials` between refreshes and reads only the commits the
-workers made since the last one (both tables are append-only). The sums do not
-depend on when gold was refreshed: a fresh feed over the same tables gives what
-a long-lived one gave.
+the run's :class:`RunPartials` between refreshes and reads only the commits made
+since the last one to ``silver.worker_windows``, ``silver.worker_latency`` and
+``silver.routing_snapshots`` (all append-only). The sums do not depend on when
+gold was refreshed: a fresh feed over the same tables gives what a long-lived
+one gave.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -33,6 +35,7 @@ logger = logging.getLogger(__name__)
 _WINDOWS_COLUMNS = ["window_start_ms", "worker", "key", "count", "tuples"]
 _LATENCY_COLUMNS = ["window_start_ms", "worker", "latency_ms", "tuples", "first_event_ms",
                     "last_completion_ms"]  # fmt: skip
+_SNAPSHOT_COLUMNS = ["run_id", "splitter", "event_time_ms", "state"]
 
 
 class RunPartialsFeed:
@@ -42,42 +45,47 @@ class RunPartialsFeed:
         storage: where the tables are.
         windows: the ``silver.worker_windows`` table's URI.
         latency: the ``silver.worker_latency`` table's URI.
+        snapshots: the ``silver.routing_snapshots`` table's URI.
         run_id: the run whose rows count.
         new_partials: builds empty partials with the run's settings.
     """
 
-    def __init__(self, storage: Storage, windows: str, latency: str, run_id: str,
+    def __init__(self, storage: Storage, windows: str, latency: str, snapshots: str, run_id: str,
                  new_partials: Callable[[], RunPartials]) -> None:  # fmt: skip
         self.storage = storage
         self.run_id = run_id
-        self._tables = {"windows": str(windows), "latency": str(latency)}
+        self._tables = {"windows": str(windows), "latency": str(latency),
+                        "snapshots": str(snapshots)}  # fmt: skip
         self._new_partials = new_partials
         self.partials = new_partials()
         self._versions = {name: -1 for name in self._tables}
 
-    def advance(self) -> bool:
-        """Read the commits added since the last call; whether any of the run's rows came.
+    def advance(self) -> pd.DataFrame:
+        """Add the partials committed since the last call; returns the run's new routing snapshots.
 
         A commit that removed rows (a DELETE on silver) or that log cleanup
         already dropped cannot be added on top: the run is then re-read from
-        the tables' current snapshots into new partials.
+        the tables' current snapshots into new partials (and every snapshot
+        is new again).
         """
         try:
             files, versions = self._new_files()
         except DeltaLogError as why:
             logger.info("re-reading the run's worker partials from their snapshots: %s", why)
             self.partials = self._new_partials()
-            versions = {name: latest_version(self.storage, path) for name, path in self._tables.items()}
+            versions = {name: latest_version(self.storage, path)
+                        for name, path in self._tables.items()}  # fmt: skip
             files = {name: snapshot_files(self.storage, path, versions[name]) if versions[name] >= 0
                      else [] for name, path in self._tables.items()}  # fmt: skip
         windows = self._read(files["windows"], _WINDOWS_COLUMNS)
         latency = self._read(files["latency"], _LATENCY_COLUMNS)
+        snapshots = self._read(files["snapshots"], _SNAPSHOT_COLUMNS)
         if windows is not None:
             self.partials.add_windows(windows.to_pandas())
         if latency is not None:
             self.partials.add_latency(latency.to_pandas())
         self._versions = versions
-        return windows is not None or latency is not None
+        return snapshots.to_pandas() if snapshots is not None else pd.DataFrame(columns=_SNAPSHOT_COLUMNS)
 
     def _new_files(self) -> tuple[dict[str, list[AddedFile]], dict[str, int]]:
         files: dict[str, list[AddedFile]] = {}

@@ -3,7 +3,9 @@
 Key counts, worker loads and the distribution metrics come from the workers'
 partials (``silver.worker_windows`` and ``silver.worker_latency``), which a
 :class:`RunPartialsFeed` keeps added up between refreshes so that each one reads
-only the workers' new commits. Every write is a
+only silver's new commits, and a refresh publishes the rows of the windows new
+partials reached (a window's ``throughput`` is the run's as of then) and the hot
+keys of the new routing snapshots. Every write is a
 merge on the table's keys whose application transaction is the silver version
 it was built from, so refreshing twice from the same silver data changes nothing.
 """
@@ -11,9 +13,6 @@ it was built from, so refreshing twice from the same silver data changes nothing
 from __future__ import annotations
 
 import logging
-
-import pandas as pd
-import pyarrow.compute as pc
 
 from core.run_spec import RunSpec
 from core.tables.base import TableBackend
@@ -28,20 +27,15 @@ __all__ = ["partials_feed", "refresh_gold"]
 logger = logging.getLogger(__name__)
 
 
-def _run_rows(backend: TableBackend, path, run_id: str) -> pd.DataFrame:
-    table = backend.read(path)
-    return table.filter(pc.equal(table["run_id"], run_id)).to_pandas()
-
-
 def partials_feed(warehouse: Warehouse, settings: RunSpec) -> RunPartialsFeed:
     """A new feed of the run's worker partials; pass it to every refresh."""
 
     def partials() -> RunPartials:
         return RunPartials(settings.workers, settings.aggregation_window_ms, settings.speed)
 
-    return RunPartialsFeed(warehouse.storage, warehouse.table_uri("silver", "worker_windows"),
-                           warehouse.table_uri("silver", "worker_latency"), settings.run_id,
-                           partials)  # fmt: skip
+    silver = [warehouse.table_uri("silver", name)
+              for name in ("worker_windows", "worker_latency", "routing_snapshots")]  # fmt: skip
+    return RunPartialsFeed(warehouse.storage, *silver, settings.run_id, partials)
 
 
 def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
@@ -66,25 +60,24 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
     if last is not None and last >= version:
         return False
     feed = feed if feed is not None else partials_feed(warehouse, settings)
-    feed.advance()
-    if feed.partials.windows.empty:
+    snapshots = feed.advance()
+    if feed.partials.tuples == 0:
         # Upstream tables can exist before any tuple of the run reached them (a
         # stage starts on an empty table); an empty frame has no column types
         # to create gold's tables with.
         return False
-    partials = feed.partials.windows.assign(run_id=settings.run_id)
+    touched = feed.partials.take_touched()  # only these windows' rows changed
+    partials = feed.partials.window_rows(touched).assign(run_id=settings.run_id)
     window = settings.aggregation_window_ms
     backend.merge(gold["key_counts"], key_counts(partials, window),
                   ["run_id", "window_start_ms", "key"], app_id, version)  # fmt: skip
     backend.merge(gold["worker_load"], worker_load(partials, settings.workers, window),
                   ["run_id", "window_start_ms", "worker"], app_id, version)  # fmt: skip
-    metrics = metrics_frame(feed.partials.result(processing_seconds))
+    metrics = metrics_frame(feed.partials.result(processing_seconds, touched))
     metrics.insert(0, "run_id", settings.run_id)
     metrics["window_start_ms"] = metrics["window_start_ms"].fillna(-1)  # cumulative: no window
     backend.merge(gold["distribution_metrics"], metrics, ["run_id", "scope", "window_start_ms"],
                   app_id, version)  # fmt: skip
-    snapshots = _run_rows(backend, warehouse.table_uri("silver", "routing_snapshots"),
-                          settings.run_id)  # fmt: skip
     hot = hot_keys_from_snapshots(snapshots, settings.grouping, settings.workers, settings.params)
     if len(hot):
         backend.merge(gold["hot_keys"], hot, ["run_id", "splitter", "as_of_ms", "key"], app_id,

@@ -98,8 +98,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
             if refresh_gold(backend, warehouse, spec, time.monotonic() - started,
                             feed):  # fmt: skip
                 if on_refresh is not None:
-                    tuples = int(feed.partials.windows["tuples"].sum())
-                    on_refresh(GoldRefresh(time.time(), silver_version, tuples))
+                    on_refresh(GoldRefresh(time.time(), silver_version, feed.partials.tuples))
             if last_round:
                 break
     finally:

@@ -10,8 +10,9 @@ computes from single tuples follows from those sums:
 - makespan: the last completion after the first arrival, from each window's
   first event time and last completion (in model ms after the window's start).
 
-Frames here are one run's partials with ``window_start_ms`` already on the
-aggregation window (:class:`RunPartials` keeps them so).
+:class:`RunPartials` keeps the sums per aggregation window and remembers which
+windows new partials touched, so a refresh recomputes and publishes those only:
+its cost follows the new partials, not the length of the run.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ from gold.metrics.summary import MetricRow, RunMetrics
 
 __all__ = ["RunPartials", "weighted_percentiles"]
 
-_WINDOW_KEYS = ["window_start_ms", "worker", "key"]
-_LATENCY_KEYS = ["window_start_ms", "latency_ms"]
+_COUNTS = ["count", "tuples"]
 
 
 def weighted_percentiles(values: np.ndarray, counts: np.ndarray,
@@ -45,8 +45,8 @@ def weighted_percentiles(values: np.ndarray, counts: np.ndarray,
     return out
 
 
-def _sum_by(frame: pd.DataFrame, keys: list[str], sums: dict[str, str]) -> pd.DataFrame:
-    return frame.groupby(keys, sort=False).agg(**{c: (c, how) for c, how in sums.items()}).reset_index()
+def _add_counts(old: pd.Series | None, new: pd.Series) -> pd.Series:
+    return new if old is None else old.add(new, fill_value=0).astype("int64")
 
 
 class RunPartials:
@@ -60,14 +60,19 @@ class RunPartials:
 
     def __init__(self, workers: int, window_ms: int, speed: float) -> None:
         self.workers, self.window_ms, self.speed = workers, window_ms, speed
-        self.windows = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (
-            ("window_start_ms", "int64"), ("worker", "int64"), ("key", "object"),
-            ("count", "int64"), ("tuples", "int64"))})  # fmt: skip
-        self._latency = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (
-            ("window_start_ms", "int64"), ("latency_ms", "float64"), ("tuples", "int64"))})  # fmt: skip
-        self._extremes = pd.DataFrame({c: pd.Series(dtype=t) for c, t in (
-            ("window_start_ms", "int64"), ("first_event_ms", "int64"),
-            ("last_completion_ms", "float64"))})  # fmt: skip
+        self._windows: dict[int, pd.DataFrame] = {}  # (worker, key) -> count, tuples
+        self._latency: dict[int, pd.Series] = {}  # latency -> tuples
+        self._extremes: dict[int, tuple[int, float]] = {}  # first event, last completion
+        self._keys = pd.Index([], dtype=object)  # every key of the run; its position is its code
+        self._pairs: set[int] = set()  # code * W + worker
+        self._loads = np.zeros(workers, dtype=np.int64)
+        self._all_latency: pd.Series | None = None
+        self._touched: set[int] = set()
+
+    @property
+    def tuples(self) -> int:
+        """Tuples the partials cover."""
+        return int(self._loads.sum())
 
     def _coarse(self, starts: pd.Series) -> pd.Series:
         return starts // self.window_ms * self.window_ms
@@ -76,37 +81,63 @@ class RunPartials:
         """Add ``silver.worker_windows`` rows of the run."""
         if rows.empty:
             return
-        frame = rows[[*_WINDOW_KEYS, "count", "tuples"]].assign(
-            window_start_ms=self._coarse(rows["window_start_ms"]))
-        merged = pd.concat([self.windows, frame], ignore_index=True)
-        self.windows = _sum_by(merged, _WINDOW_KEYS, {"count": "sum", "tuples": "sum"})
+        frame = rows[["worker", "key", *_COUNTS]].assign(start=self._coarse(rows["window_start_ms"]))
+        for start, part in frame.groupby("start", sort=False):
+            sums = part.groupby(["worker", "key"], sort=False)[_COUNTS].sum()
+            old = self._windows.get(int(start))
+            self._windows[int(start)] = sums if old is None else old.add(sums, fill_value=0).astype("int64")
+            self._touched.add(int(start))
+        self._loads += np.bincount(frame["worker"].to_numpy(np.int64),
+                                   weights=frame["tuples"].to_numpy(np.float64),
+                                   minlength=self.workers).astype(np.int64)  # fmt: skip
+        pairs = frame[["key", "worker"]].drop_duplicates()
+        fresh = pairs["key"][self._keys.get_indexer(pairs["key"]) < 0].unique()
+        if len(fresh):
+            self._keys = self._keys.append(pd.Index(fresh, dtype=object))
+        codes = self._keys.get_indexer(pairs["key"]).astype(np.int64)
+        self._pairs.update((codes * self.workers + pairs["worker"].to_numpy(np.int64)).tolist())
 
     def add_latency(self, rows: pd.DataFrame) -> None:
         """Add ``silver.worker_latency`` rows of the run."""
         if rows.empty:
             return
         start = self._coarse(rows["window_start_ms"])
-        histogram = rows[["latency_ms", "tuples"]].assign(window_start_ms=start)
-        self._latency = _sum_by(pd.concat([self._latency, histogram], ignore_index=True),
-                                _LATENCY_KEYS, {"tuples": "sum"})  # fmt: skip
         # A worker window's last completion, re-based on its aggregation window's start.
         completion = rows["last_completion_ms"] + (rows["window_start_ms"] - start) / self.speed
-        extremes = pd.DataFrame({"window_start_ms": start, "first_event_ms": rows["first_event_ms"],
-                                 "last_completion_ms": completion})  # fmt: skip
-        self._extremes = _sum_by(pd.concat([self._extremes, extremes], ignore_index=True),
-                                 ["window_start_ms"],
-                                 {"first_event_ms": "min", "last_completion_ms": "max"})  # fmt: skip
+        frame = pd.DataFrame({"start": start, "latency_ms": rows["latency_ms"],
+                              "tuples": rows["tuples"], "first": rows["first_event_ms"],
+                              "completion": completion})  # fmt: skip
+        for window, part in frame.groupby("start", sort=False):
+            histogram = part.groupby("latency_ms")["tuples"].sum()
+            self._latency[int(window)] = _add_counts(self._latency.get(int(window)), histogram)
+            first, last = int(part["first"].min()), float(part["completion"].max())
+            if int(window) in self._extremes:
+                seen_first, seen_last = self._extremes[int(window)]
+                first, last = min(first, seen_first), max(last, seen_last)
+            self._extremes[int(window)] = (first, last)
+            self._touched.add(int(window))
+        self._all_latency = _add_counts(self._all_latency,
+                                        frame.groupby("latency_ms")["tuples"].sum())  # fmt: skip
 
-    def _row(self, name: str, start: int | None, windows: pd.DataFrame, latency: pd.DataFrame,
-             makespan: float, throughput: float) -> MetricRow:  # fmt: skip
-        loads = np.bincount(windows["worker"].to_numpy(np.int64),
-                            weights=windows["tuples"].to_numpy(np.float64),
-                            minlength=self.workers).astype(np.int64)  # fmt: skip
+    def take_touched(self) -> list[int]:
+        """The windows new partials reached since the last call, in order; forgets them."""
+        touched, self._touched = sorted(self._touched), set()
+        return touched
+
+    def window_rows(self, starts: list[int]) -> pd.DataFrame:
+        """The summed partials of windows ``starts`` (window_start_ms, worker, key, count, tuples)."""
+        frames = [self._windows[s].reset_index().assign(window_start_ms=s)
+                  for s in starts if s in self._windows]  # fmt: skip
+        if not frames:
+            return pd.DataFrame(columns=["window_start_ms", "worker", "key", *_COUNTS])
+        return pd.concat(frames, ignore_index=True)
+
+    def _row(self, name: str, start: int | None, loads: np.ndarray, keys: int, pairs: int,
+             latency: pd.Series | None, makespan: float, throughput: float) -> MetricRow:  # fmt: skip
         balance = balance_metrics(loads)
-        keys = windows["key"].nunique()
-        pairs = len(windows[["key", "worker"]].drop_duplicates())
-        p50, p99 = weighted_percentiles(latency["latency_ms"].to_numpy(np.float64),
-                                        latency["tuples"].to_numpy(np.int64), (50, 99))  # fmt: skip
+        histogram = latency if latency is not None else pd.Series(dtype="int64")
+        p50, p99 = weighted_percentiles(histogram.index.to_numpy(np.float64),
+                                        histogram.to_numpy(np.int64), (50, 99))  # fmt: skip
         return MetricRow(
             scope=name, window_start_ms=start, workers=self.workers, tuples=balance.tuples,
             distinct_keys=keys, stddev_pct=balance.stddev_pct, imbalance=balance.imbalance,
@@ -115,23 +146,27 @@ class RunPartials:
             loads=tuple(int(v) for v in loads),
         )  # fmt: skip
 
-    def result(self, processing_seconds: float) -> RunMetrics:
-        """The run's metrics so far: cumulative, then one row per aggregation window."""
-        tuples = int(self.windows["tuples"].sum())
-        throughput = tuples / processing_seconds if processing_seconds > 0 else 0.0
-        extremes = self._extremes.set_index("window_start_ms")
-        latency = dict(tuple(self._latency.groupby("window_start_ms")))
-        no_latency = self._latency.iloc[0:0]
-        rows = []
-        for start, windows in self.windows.groupby("window_start_ms", sort=True):
-            window = extremes.loc[start] if start in extremes.index else None
-            makespan = (0.0 if window is None else window["last_completion_ms"]
-                        - (window["first_event_ms"] - start) / self.speed)  # fmt: skip
-            rows.append(self._row("window", int(start), windows, latency.get(start, no_latency),
-                                  makespan, throughput))  # fmt: skip
-        first = extremes["first_event_ms"].min() if len(extremes) else 0
-        last = ((extremes.index.to_numpy() - first) / self.speed
-                + extremes["last_completion_ms"].to_numpy()).max() if len(extremes) else 0.0  # fmt: skip
-        cumulative = self._row("cumulative", None, self.windows, self._latency, float(last),
-                               throughput)  # fmt: skip
+    def _window_row(self, start: int, throughput: float) -> MetricRow:
+        sums = self._windows[start]
+        workers = sums.index.get_level_values("worker").to_numpy(np.int64)
+        loads = np.bincount(workers, weights=sums["tuples"].to_numpy(np.float64),
+                            minlength=self.workers).astype(np.int64)  # fmt: skip
+        keys = sums.index.get_level_values("key").nunique()
+        first, last = self._extremes.get(start, (start, 0.0))
+        makespan = last - (first - start) / self.speed if start in self._extremes else 0.0
+        return self._row("window", start, loads, keys, len(sums), self._latency.get(start),
+                         makespan, throughput)  # fmt: skip
+
+    def result(self, processing_seconds: float, starts: list[int] | None = None) -> RunMetrics:
+        """The run's metrics so far: cumulative, then one row per window of ``starts`` (None: all)."""
+        throughput = self.tuples / processing_seconds if processing_seconds > 0 else 0.0
+        wanted = sorted(self._windows) if starts is None else [s for s in starts if s in self._windows]
+        rows = [self._window_row(start, throughput) for start in wanted]
+        makespan = 0.0
+        if self._extremes:
+            first = min(f for f, _ in self._extremes.values())
+            makespan = max((start - first) / self.speed + last
+                           for start, (_, last) in self._extremes.items())  # fmt: skip
+        cumulative = self._row("cumulative", None, self._loads, len(self._keys), len(self._pairs),
+                               self._all_latency, makespan, throughput)  # fmt: skip
         return RunMetrics(cumulative, rows)

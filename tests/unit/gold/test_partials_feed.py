@@ -31,12 +31,16 @@ def _commit(tmp_path, run_id: str, batch_id: int, rows: int, seed: int) -> None:
         "first_event_ms": starts + rng.integers(0, 100, rows),
         "last_completion_ms": rng.uniform(100, 16_000, rows),
     }, schema=WORKER_LATENCY_ARROW)  # fmt: skip
+    snapshots = pa.table({"run_id": [run_id], "splitter": pa.array([0], pa.int32()),
+                          "event_time_ms": [batch_id], "state": [b"s"]})  # fmt: skip
     write_deltalake(str(tmp_path / "windows"), windows, mode="append")
     write_deltalake(str(tmp_path / "latency"), latency, mode="append")
+    write_deltalake(str(tmp_path / "snapshots"), snapshots, mode="append")
 
 
 def _feed(tmp_path, run_id: str = "r") -> RunPartialsFeed:
-    return RunPartialsFeed(LOCAL_FILES, str(tmp_path / "windows"), str(tmp_path / "latency"),
+    return RunPartialsFeed(LOCAL_FILES, *(str(tmp_path / t) for t in ("windows", "latency",
+                                                                      "snapshots")),
                            run_id, lambda: RunPartials(WORKERS, 60_000, 1.0))  # fmt: skip
 
 
@@ -49,12 +53,12 @@ def test_feed_reads_each_commit_once_and_keeps_other_runs_out(tmp_path):
     _commit(tmp_path, "r", 0, 500, seed=1)
     _commit(tmp_path, "other-run", 0, 300, seed=2)
     feed = _feed(tmp_path)
-    assert feed.advance()
-    tuples = int(feed.partials.windows["tuples"].sum())
-    assert not feed.advance()  # nothing new: nothing added twice
-    assert int(feed.partials.windows["tuples"].sum()) == tuples
+    assert feed.advance()["event_time_ms"].tolist() == [0]  # the run's new snapshot only
+    tuples = feed.partials.tuples
+    assert feed.advance().empty  # nothing new: nothing added twice
+    assert feed.partials.tuples == tuples
     _commit(tmp_path, "r", 1, 400, seed=3)
-    assert feed.advance()
+    assert feed.advance()["event_time_ms"].tolist() == [1]
     fresh = _feed(tmp_path)
     fresh.advance()
     pd.testing.assert_frame_equal(_metrics(feed), _metrics(fresh))
@@ -86,5 +90,5 @@ def test_rows_deleted_from_silver_make_the_feed_start_over(tmp_path):
 def test_a_run_without_rows_has_zero_tuples(tmp_path):
     _commit(tmp_path, "other", 0, 50, seed=1)
     feed = _feed(tmp_path, run_id="absent")
-    assert not feed.advance()
+    assert feed.advance().empty
     assert _metrics(feed)["tuples"].iloc[0] == 0

@@ -95,10 +95,30 @@ def test_a_run_without_partials_has_zero_tuples():
     assert RunPartials(WORKERS, 60_000, 1.0).result(1.0).cumulative.tuples == 0
 
 
-def test_partials_added_twice_count_twice():
+def test_partials_added_twice_count_twice_and_only_touched_windows_are_taken():
     frame = pd.DataFrame({"window_start_ms": [0], "worker": [1], "key": ["a"], "count": [3],
                           "tuples": [2]})  # fmt: skip
     partials = RunPartials(WORKERS, 60_000, 1.0)
     partials.add_windows(frame)
     partials.add_windows(frame)
-    assert partials.windows[["count", "tuples"]].iloc[0].tolist() == [6, 4]
+    assert partials.window_rows([0])[["count", "tuples"]].iloc[0].tolist() == [6, 4]
+    assert partials.take_touched() == [0] and partials.take_touched() == []
+    partials.add_windows(frame.assign(window_start_ms=75_000))
+    assert partials.take_touched() == [60_000]
+    assert partials.result(1.0, [60_000]).windows[0].tuples == 2
+    assert partials.result(1.0).cumulative.tuples == 6
+
+
+def test_windows_published_piecemeal_equal_one_result():
+    commits = _commits(4, 800, seed=3)
+    whole = _served(commits, [[0, 1, 2, 3]], 60_000, 1.0, 1.0).result(1.0)
+    partials, states, published = RunPartials(WORKERS, 60_000, 1.0), {}, {}
+    for version in range(4):  # a refresh after each commit publishes the windows it touched
+        for worker in range(WORKERS):
+            rows = commits[version].filter(pa.compute.equal(commits[version]["worker"], worker))
+            windows, waits, states[worker] = serve_worker(rows, states.get(worker), 15_000, 1.0, 1.0)
+            partials.add_windows(windows.to_pandas())
+            partials.add_latency(waits.to_pandas())
+        for row in partials.result(1.0, partials.take_touched()).windows:
+            published[row.window_start_ms] = row
+    assert [published[s] for s in sorted(published)] == whole.windows
