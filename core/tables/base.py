@@ -73,13 +73,8 @@ class TableBackend(Protocol):
         app_id: str,
         batch_id: int,
         partition_by: Sequence[str] | None = None,
-        accumulate: Sequence[str] = (),
     ) -> bool:
-        """Upsert rows by ``keys`` once per ``(app_id, batch_id)``; False if skipped.
-
-        Columns in ``accumulate`` are added to the matched row's values instead of
-        replacing them (incremental aggregates).
-        """
+        """Upsert rows by ``keys`` once per ``(app_id, batch_id)``; False if skipped."""
         ...
 
     def read(self, path: TablePath) -> pa.Table:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -24,7 +26,9 @@ from deltalake.exceptions import TableNotFoundError
 from deltalake.transaction import AddAction
 
 from core.profiling import timed
+from core.storage import Storage
 from core.tables.base import TableData, TableError, TablePath, as_nullable, to_arrow
+from core.tables.delta_log import latest_version
 
 __all__ = ["DataFile", "DeltaRsBackend"]
 
@@ -71,12 +75,37 @@ class DeltaRsBackend:
     def __init__(self, storage_options: dict[str, str] | None = None) -> None:
         """Create the backend (no I/O)."""
         self._storage = storage_options
+        self._tables: dict[str, DeltaTable] = {}
+        self._locks: dict[str, threading.RLock] = {}
 
-    def _open(self, path: TablePath) -> DeltaTable | None:
-        try:
-            return DeltaTable(str(path), storage_options=self._storage)
-        except TableNotFoundError:
-            return None
+    @contextmanager
+    def _open(self, path: TablePath) -> Iterator[DeltaTable | None]:
+        """The table at ``path`` (None if there is none), brought up to date, held for the block.
+
+        Loading a table replays its log; streaming queries commit every second,
+        so each table stays loaded and only reads the commits made since
+        (``update_incremental``). The queries' writers and the gold refresh run
+        on different threads: a lock per table keeps them off one object at once.
+        """
+        key = str(path)
+        with self._locks.setdefault(key, threading.RLock()):
+            table = self._tables.get(key)
+            if table is not None:
+                # Listing the log is cheap; a log that went back means the table was replaced.
+                latest = latest_version(Storage(key, dict(self._storage or {})), key)
+                if latest < table.version():
+                    del self._tables[key]
+                    table = None
+                elif latest > table.version():
+                    table.update_incremental()
+            if table is None:
+                try:
+                    table = DeltaTable(key, storage_options=self._storage)
+                except TableNotFoundError:
+                    table = None
+                else:
+                    self._tables[key] = table
+            yield table
 
     def _already_written(self, table: DeltaTable | None, app_id: str, batch_id: int) -> bool:
         if table is None:
@@ -89,29 +118,30 @@ class DeltaRsBackend:
 
     def version(self, path: TablePath) -> int | None:
         """The latest version, or None if there is no table."""
-        table = self._open(path)
-        return None if table is None else table.version()
+        with self._open(path) as table:
+            return None if table is None else table.version()
 
     def transaction_version(self, path: TablePath, app_id: str) -> int | None:
         """The last batch id recorded for ``app_id``, or None."""
-        table = self._open(path)
-        return None if table is None else table.transaction_version(app_id)
+        with self._open(path) as table:
+            return None if table is None else table.transaction_version(app_id)
 
     def create_if_missing(
         self, path: TablePath, schema: pa.Schema, partition_by: Sequence[str] | None = None
     ) -> bool:
         """Create an empty table with ``schema`` (all columns nullable) unless one exists."""
-        if self._open(path) is not None:
-            return False
-        if _local_folder(path):
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        DeltaTable.create(
-            str(path),
-            schema=as_nullable(schema),
-            partition_by=list(partition_by or []) or None,
-            mode="ignore",  # a concurrent creator wins; the table exists either way
-            storage_options=self._storage,
-        )
+        with self._open(path) as table:
+            if table is not None:
+                return False
+            if _local_folder(path):
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            DeltaTable.create(
+                str(path),
+                schema=as_nullable(schema),
+                partition_by=list(partition_by or []) or None,
+                mode="ignore",  # a concurrent creator wins; the table exists either way
+                storage_options=self._storage,
+            )
         logger.debug("created table %s", path)
         return True
 
@@ -131,34 +161,34 @@ class DeltaRsBackend:
         Returns:
             True if a commit was made, False if the batch was skipped or empty.
         """
-        table = self._open(path)
-        if self._already_written(table, app_id, batch_id):
-            return False
-        # Convert only after the check: a replayed Spark batch is never computed.
-        with timed("collect"):
-            arrow = to_arrow(data)
-        if arrow.num_rows == 0:
-            if table is None:
-                self.create_if_missing(path, arrow.schema, partition_by)
-            return False
-        try:
-            with timed("delta_write"):
-                write_deltalake(
-                    table if table is not None else str(path),
-                    arrow,
-                    mode="append",
-                    partition_by=list(partition_by) if partition_by and table is None else None,
-                    storage_options=self._storage if table is None else None,
-                    commit_properties=_commit(app_id, batch_id),
-                )
-        except Exception as exc:  # delta-rs raises many unrelated types
-            raise TableError(
-                f"append of batch {batch_id} ({app_id}) to {path} failed: {exc}"
-            ) from exc
-        logger.debug(
-            "appended %d rows to %s (batch %d of %s)", arrow.num_rows, path, batch_id, app_id
-        )
-        return True
+        with self._open(path) as table:
+            if self._already_written(table, app_id, batch_id):
+                return False
+            # Convert only after the check: a replayed Spark batch is never computed.
+            with timed("collect"):
+                arrow = to_arrow(data)
+            if arrow.num_rows == 0:
+                if table is None:
+                    self.create_if_missing(path, arrow.schema, partition_by)
+                return False
+            try:
+                with timed("delta_write"):
+                    write_deltalake(
+                        table if table is not None else str(path),
+                        arrow,
+                        mode="append",
+                        partition_by=list(partition_by) if partition_by and table is None else None,
+                        storage_options=self._storage if table is None else None,
+                        commit_properties=_commit(app_id, batch_id),
+                    )
+            except Exception as exc:  # delta-rs raises many unrelated types
+                raise TableError(
+                    f"append of batch {batch_id} ({app_id}) to {path} failed: {exc}"
+                ) from exc
+            logger.debug(
+                "appended %d rows to %s (batch %d of %s)", arrow.num_rows, path, batch_id, app_id
+            )
+            return True
 
     def add_files(self, path: TablePath, files: Sequence[DataFile], app_id: str,
                   batch_id: int) -> bool:  # fmt: skip
@@ -171,24 +201,24 @@ class DeltaRsBackend:
         Returns:
             True if a commit was made, False if the batch was skipped or had no files.
         """
-        table = self._open(path)
-        if table is None:
-            raise TableError(f"no Delta table at {path} to add files to")
-        if self._already_written(table, app_id, batch_id) or not files:
-            return False
-        now_ms = int(time.time() * 1000)
-        actions = [AddAction(f.name, f.size, {}, now_ms, True, json.dumps({"numRecords": f.rows}))
-                   for f in files]  # fmt: skip
-        try:
-            with timed("delta_write"):
-                table.create_write_transaction(actions, mode="append", schema=table.schema(),
-                                               commit_properties=_commit(app_id, batch_id))  # fmt: skip
-        except Exception as exc:  # delta-rs raises many unrelated types
-            raise TableError(
-                f"commit of batch {batch_id} ({app_id}) to {path} failed: {exc}"
-            ) from exc
-        logger.debug("added %d files to %s (batch %d of %s)", len(files), path, batch_id, app_id)
-        return True
+        with self._open(path) as table:
+            if table is None:
+                raise TableError(f"no Delta table at {path} to add files to")
+            if self._already_written(table, app_id, batch_id) or not files:
+                return False
+            now_ms = int(time.time() * 1000)
+            actions = [AddAction(f.name, f.size, {}, now_ms, True, json.dumps({"numRecords": f.rows}))
+                       for f in files]  # fmt: skip
+            try:
+                with timed("delta_write"):
+                    table.create_write_transaction(actions, mode="append", schema=table.schema(),
+                                                   commit_properties=_commit(app_id, batch_id))  # fmt: skip
+            except Exception as exc:  # delta-rs raises many unrelated types
+                raise TableError(
+                    f"commit of batch {batch_id} ({app_id}) to {path} failed: {exc}"
+                ) from exc
+            logger.debug("added %d files to %s (batch %d of %s)", len(files), path, batch_id, app_id)
+            return True
 
     def merge(
         self,
@@ -198,11 +228,8 @@ class DeltaRsBackend:
         app_id: str,
         batch_id: int,
         partition_by: Sequence[str] | None = None,
-        accumulate: Sequence[str] = (),
     ) -> bool:
         """Upsert ``data`` by ``keys`` (update all columns on match, else insert).
-
-        Columns in ``accumulate`` become ``target + source`` on a match.
 
         ``data`` must hold at most one row per key, and keys must not be null
         (null never matches; such rows are inserted again each time).
@@ -212,45 +239,36 @@ class DeltaRsBackend:
         """
         if not keys:
             raise ValueError("merge needs at least one key column")
-        table = self._open(path)
-        if self._already_written(table, app_id, batch_id):
-            return False
-        if table is None:  # nothing to match against: the first batch is an append
-            return self.append(path, data, app_id, batch_id, partition_by)
-        arrow = to_arrow(data)
-        if arrow.num_rows == 0:
-            return False
-        predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
-        updates = {
-            _quote(c): f"t.{_quote(c)} + s.{_quote(c)}" if c in accumulate else f"s.{_quote(c)}"
-            for c in arrow.column_names
-            if c not in keys
-        }
-        try:
-            merger = table.merge(
-                arrow,
-                predicate,
-                source_alias="s",
-                target_alias="t",
-                commit_properties=_commit(app_id, batch_id),
-            )
-            merger = (
-                merger.when_matched_update(updates)
-                if accumulate
-                else merger.when_matched_update_all()
-            )
-            with timed("delta_merge"):
-                metrics = merger.when_not_matched_insert_all().execute()
-        except Exception as exc:  # delta-rs raises many unrelated types
-            raise TableError(
-                f"merge of batch {batch_id} ({app_id}) into {path} failed: {exc}"
-            ) from exc
-        logger.debug("merged batch %d of %s into %s: %s", batch_id, app_id, path, metrics)
-        return True
+        with self._open(path) as table:
+            if self._already_written(table, app_id, batch_id):
+                return False
+            if table is None:  # nothing to match against: the first batch is an append
+                return self.append(path, data, app_id, batch_id, partition_by)
+            arrow = to_arrow(data)
+            if arrow.num_rows == 0:
+                return False
+            predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
+            try:
+                merger = table.merge(
+                    arrow,
+                    predicate,
+                    source_alias="s",
+                    target_alias="t",
+                    commit_properties=_commit(app_id, batch_id),
+                )
+                with timed("delta_merge"):
+                    metrics = (merger.when_matched_update_all().when_not_matched_insert_all()
+                               .execute())  # fmt: skip
+            except Exception as exc:  # delta-rs raises many unrelated types
+                raise TableError(
+                    f"merge of batch {batch_id} ({app_id}) into {path} failed: {exc}"
+                ) from exc
+            logger.debug("merged batch %d of %s into %s: %s", batch_id, app_id, path, metrics)
+            return True
 
     def read(self, path: TablePath) -> pa.Table:
         """The whole table as Arrow (driver memory: small tables and tests)."""
-        table = self._open(path)
-        if table is None:
-            raise TableError(f"no Delta table at {path}")
-        return table.to_pyarrow_table()
+        with self._open(path) as table:
+            if table is None:
+                raise TableError(f"no Delta table at {path}")
+            return table.to_pyarrow_table()

@@ -101,9 +101,8 @@ class DeltaSparkBackend:
         app_id: str,
         batch_id: int,
         partition_by: Sequence[str] | None = None,
-        accumulate: Sequence[str] = (),
     ) -> bool:
-        """Upsert by ``keys`` once per ``(app_id, batch_id)``; ``accumulate`` columns add up."""
+        """Upsert by ``keys`` once per ``(app_id, batch_id)``."""
         if not keys:
             raise ValueError("merge needs at least one key column")
         if self._skip(path, app_id, batch_id):
@@ -116,8 +115,7 @@ class DeltaSparkBackend:
             raise TableError("the delta-spark Python package is needed for MERGE") from exc
         condition = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
         frame = self._frame(data)
-        updates = {f"`{c}`": f"t.`{c}` + s.`{c}`" if c in accumulate else f"s.`{c}`"
-                   for c in frame.columns if c not in keys}  # fmt: skip
+        updates = {f"`{c}`": f"s.`{c}`" for c in frame.columns if c not in keys}
         self._spark.conf.set(_TXN_APP, app_id)
         self._spark.conf.set(_TXN_VERSION, str(batch_id))
         try:

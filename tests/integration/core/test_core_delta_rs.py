@@ -165,3 +165,22 @@ def test_adding_files_to_a_missing_table_is_an_error(
 
     with pytest.raises(TableError, match="no Delta table"):
         backend.add_files(warehouse.table_uri("bronze", "nowhere"), [DataFile("a", 1, 1)], "x", 0)
+
+
+def test_the_backend_follows_other_writers_and_a_replaced_table(tmp_path):
+    import shutil
+
+    from deltalake import write_deltalake
+
+    backend, path = DeltaRsBackend(), tmp_path / "t"
+    rows = pa.table({"a": [1, 2]})
+    write_deltalake(str(path), rows, mode="append")
+    assert backend.version(path) == 0
+    write_deltalake(str(path), rows, mode="append")  # another writer commits
+    assert backend.version(path) == 1
+    assert backend.read(path).num_rows == 4
+    shutil.rmtree(path)
+    assert backend.version(path) is None
+    write_deltalake(str(path), rows.slice(0, 1), mode="append")  # a new table in its place
+    assert backend.version(path) == 0
+    assert backend.read(path).num_rows == 1
