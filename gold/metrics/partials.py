@@ -63,7 +63,7 @@ class RunPartials:
         self._windows: dict[int, pd.DataFrame] = {}  # (worker, key) -> count, tuples
         self._latency: dict[int, pd.Series] = {}  # latency -> tuples
         self._extremes: dict[int, tuple[int, float]] = {}  # first event, last completion
-        self._keys = pd.Index([], dtype=object)  # every key of the run; its position is its code
+        self._codes: dict[str, int] = {}  # every key of the run -> a dense code
         self._pairs: set[int] = set()  # code * W + worker
         self._loads = np.zeros(workers, dtype=np.int64)
         self._all_latency: pd.Series | None = None
@@ -91,10 +91,9 @@ class RunPartials:
                                    weights=frame["tuples"].to_numpy(np.float64),
                                    minlength=self.workers).astype(np.int64)  # fmt: skip
         pairs = frame[["key", "worker"]].drop_duplicates()
-        fresh = pairs["key"][self._keys.get_indexer(pairs["key"]) < 0].unique()
-        if len(fresh):
-            self._keys = self._keys.append(pd.Index(fresh, dtype=object))
-        codes = self._keys.get_indexer(pairs["key"]).astype(np.int64)
+        # A dict keeps this proportional to the new partials, however many keys the run has.
+        codes = np.fromiter((self._codes.setdefault(k, len(self._codes)) for k in pairs["key"]),
+                            np.int64, len(pairs))  # fmt: skip
         self._pairs.update((codes * self.workers + pairs["worker"].to_numpy(np.int64)).tolist())
 
     def add_latency(self, rows: pd.DataFrame) -> None:
@@ -152,8 +151,10 @@ class RunPartials:
         loads = np.bincount(workers, weights=sums["tuples"].to_numpy(np.float64),
                             minlength=self.workers).astype(np.int64)  # fmt: skip
         keys = sums.index.get_level_values("key").nunique()
-        first, last = self._extremes.get(start, (start, 0.0))
-        makespan = last - (first - start) / self.speed if start in self._extremes else 0.0
+        makespan = 0.0
+        if start in self._extremes:
+            first, last = self._extremes[start]
+            makespan = last - (first - start) / self.speed
         return self._row("window", start, loads, keys, len(sums), self._latency.get(start),
                          makespan, throughput)  # fmt: skip
 
@@ -167,6 +168,6 @@ class RunPartials:
             first = min(f for f, _ in self._extremes.values())
             makespan = max((start - first) / self.speed + last
                            for start, (_, last) in self._extremes.items())  # fmt: skip
-        cumulative = self._row("cumulative", None, self._loads, len(self._keys), len(self._pairs),
+        cumulative = self._row("cumulative", None, self._loads, len(self._codes), len(self._pairs),
                                self._all_latency, makespan, throughput)  # fmt: skip
         return RunMetrics(cumulative, rows)
