@@ -7,8 +7,11 @@ over the stages in data-flow order.
 
 from __future__ import annotations
 
+import logging
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,6 +25,8 @@ if TYPE_CHECKING:
     from core.warehouse import Warehouse
 
 __all__ = ["RunContext", "Stage", "StageDef", "start_query"]
+
+logger = logging.getLogger(__name__)
 
 _SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
@@ -73,12 +78,23 @@ class StageDef:
     build: Callable[[RunContext], Stage]
 
 
+def _clear_unstarted(checkpoint: str) -> None:
+    # SIGKILL while Spark writes a query's first offset leaves a temporary file and
+    # no batch; Spark then refuses the checkpoint of a stateful query. No batch ran
+    # (the offset is written before its batch), so there is nothing to keep.
+    offsets = Path(checkpoint) / "offsets"
+    if offsets.is_dir() and not any(entry.name.isdigit() for entry in offsets.iterdir()):
+        logger.info("checkpoint %s never recorded a batch: starting it afresh", checkpoint)
+        shutil.rmtree(checkpoint)
+
+
 def start_query(stage: Stage, **trigger: Any) -> StreamingQuery:
     """Start the stage's query with ``trigger`` (e.g. ``availableNow=True``).
 
     The shuffle partition count is fixed when a stateful query first starts (its
     checkpoint keeps it); a stage may ask for its own, set only for its start.
     """
+    _clear_unstarted(stage.checkpoint)
     spark = stage.frame.sparkSession
     session_partitions = spark.conf.get(_SHUFFLE_PARTITIONS)
     if stage.shuffle_partitions:

@@ -76,3 +76,22 @@ def test_workers_partials_give_the_accumulators_figures_once(spark, tmp_path):
     for got, want in zip([actual.cumulative, *actual.windows], [expected.cumulative,
                                                                 *expected.windows], strict=True):  # fmt: skip
         assert got.to_dict() == pytest.approx(want.to_dict(), rel=1e-9)
+
+
+def test_a_query_killed_while_writing_its_first_offset_starts_again(spark, tmp_path):
+    from core.spark.stages import Stage, start_query
+
+    commits = _routed_commits(tmp_path / "routed", 2, 500)
+    # What SIGKILL leaves when it lands in the first offset's write: a temporary
+    # file and no batch. Spark refuses such a checkpoint for a stateful query.
+    offsets = tmp_path / "ckpt" / "offsets"
+    offsets.mkdir(parents=True)
+    (offsets / ".0.5f1c2a.tmp").write_text("v1\n")
+    tables = WorkerTables(str(tmp_path / "windows"), str(tmp_path / "latency"))
+    blocks = read_worker_blocks(spark, LOCAL_FILES, str(tmp_path / "routed"), "r",
+                                spread_group_keys(WORKERS, 2), 1)  # fmt: skip
+    writer = worker_tables_writer(DeltaRsBackend(), LOCAL_FILES, tables, "r", "r-workers")
+    stage = Stage("workers", serve_workers(blocks, 15_000, 2.0, 4.0), writer, str(tmp_path / "ckpt"))
+    start_query(stage, availableNow=True).awaitTermination()
+    windows = DeltaRsBackend().read(tables.windows).to_pandas()
+    assert windows["tuples"].sum() == sum(c.num_rows for c in commits)
