@@ -1,6 +1,6 @@
 """Silver's data-quality suites: routed tuples, quarantine, the workers' partials, and accounting.
 
-The accounting suite validates a one-row frame derived from three tables: every
+The accounting suite validates a one-row frame that Spark derives from three tables: every
 bronze message of the run is routed or quarantined, and silver holds no message
 bronze does not (``unaccounted_messages`` and ``unknown_messages`` are 0 and the
 distinct counts agree), so its results are still GX's.
@@ -8,12 +8,17 @@ distinct counts agree), so its results are still GX's.
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 from great_expectations import ExpectationSuite
 from great_expectations import expectations as gxe
+from pyspark.sql import functions as F
 
 from core.config import QualityConfig
 from core.quality import Check, TableRef, new_suite
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "accounting_frame",
@@ -84,25 +89,29 @@ def worker_latency_suite(config: QualityConfig, workers: int) -> ExpectationSuit
     ])  # fmt: skip
 
 
-def _messages(frame: pd.DataFrame | None) -> pd.DataFrame:
-    if frame is None or frame.empty:
-        return pd.DataFrame({"partition": [], "offset": []}, dtype="int64")
-    return frame[_MESSAGE].dropna().astype("int64").drop_duplicates()
+def _messages(spark: SparkSession, frame: DataFrame | None) -> DataFrame:
+    if frame is None:
+        return spark.createDataFrame([], "partition bigint, offset bigint")
+    return frame.select(*(F.col(c).cast("bigint") for c in _MESSAGE)).dropna().distinct()
 
 
-def accounting_frame(bronze: pd.DataFrame | None, routed: pd.DataFrame | None,
-                     quarantine: pd.DataFrame | None) -> pd.DataFrame:  # fmt: skip
-    """One row: the run's bronze messages against distinct (partition, offset) in silver."""
-    landed = _messages(bronze)
-    accounted = pd.concat([_messages(routed), _messages(quarantine)]).drop_duplicates()
-    # One outer merge (vectorized) rather than Python sets: runs have millions of messages.
-    sides = landed.merge(accounted, how="outer", on=_MESSAGE, indicator=True)["_merge"]
-    return pd.DataFrame([{
-        "bronze_messages": len(landed),
-        "routed_or_quarantined": len(accounted),
-        "unaccounted_messages": int((sides == "left_only").sum()),
-        "unknown_messages": int((sides == "right_only").sum()),
-    }])  # fmt: skip
+def accounting_frame(spark: SparkSession, bronze: DataFrame | None, routed: DataFrame | None,
+                     quarantine: DataFrame | None) -> DataFrame:  # fmt: skip
+    """One row: the run's bronze messages against distinct (partition, offset) in silver.
+
+    One outer join and one aggregation, run by Spark's tasks: runs have millions of
+    messages, and only the row of four counts reaches the driver.
+    """
+    landed = _messages(spark, bronze).withColumn("landed", F.lit(True))
+    accounted = (_messages(spark, routed).union(_messages(spark, quarantine)).distinct()
+                 .withColumn("accounted", F.lit(True)))  # fmt: skip
+    sides = landed.join(accounted, _MESSAGE, "full_outer")
+    return sides.agg(
+        F.count("landed").alias("bronze_messages"),
+        F.count("accounted").alias("routed_or_quarantined"),
+        F.count(F.when(F.col("accounted").isNull(), 1)).alias("unaccounted_messages"),
+        F.count(F.when(F.col("landed").isNull(), 1)).alias("unknown_messages"),
+    )
 
 
 def accounting_suite() -> ExpectationSuite:

@@ -1,15 +1,16 @@
-"""``dkg check`` and the job gate over a small Delta warehouse written by delta-rs (no Spark)."""
+"""``dkg check``'s user errors: one line, exit 2, before any Spark session starts.
+
+The checks themselves run in Spark: tests/integration/quality/test_check_command.py.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
+from pyspark.sql import SparkSession
 
-from core.config import QualityConfig
-from core.quality import DataQualityError
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.checks import quality_gate
 from pipelines.cli import main
 
 
@@ -30,19 +31,6 @@ def warehouse(tmp_path) -> Warehouse:
     return warehouse
 
 
-def test_check_passes_a_good_run_and_names_the_broken_expectation(warehouse, capsys):
-    root = str(warehouse.root)
-    assert main(["check", "--warehouse", root, "--run-id", "good", "--layer", "bronze"]) == 0
-    out = capsys.readouterr().out
-    assert "run good" in out and "1 suites, 7 expectations: 7 passed, 0 failed" in out
-
-    assert main(["check", "--warehouse", root, "--layer", "bronze"]) == 1
-    out = capsys.readouterr().out
-    assert "run bad" in out and "run good" in out
-    assert "bronze.raw_events" in out and "FAILED" in out
-    assert "expect_compound_columns_to_be_unique(topic, partition, offset)" in out
-
-
 def test_user_errors_exit_2(warehouse, tmp_path, capsys):
     assert main(["check", "--warehouse", str(tmp_path / "nowhere")]) == 2
     assert "no warehouse" in capsys.readouterr().err
@@ -53,13 +41,4 @@ def test_user_errors_exit_2(warehouse, tmp_path, capsys):
     empty.mkdir()
     assert main(["check", "--warehouse", str(empty)]) == 2
     assert "no runs" in capsys.readouterr().err
-
-
-def test_gate_raises_naming_suite_expectation_and_column(warehouse):
-    backend = DeltaRsBackend()
-    quality_gate(warehouse, backend, "good", 3, QualityConfig())("bronze")
-    with pytest.raises(DataQualityError) as caught:
-        quality_gate(warehouse, backend, "bad", 3, QualityConfig())("bronze")
-    message = str(caught.value)
-    assert message.startswith("run bad: bronze failed its checks: bronze.raw_events: ")
-    assert "expect_compound_columns_to_be_unique(topic, partition, offset)" in message
+    assert SparkSession.getActiveSession() is None  # every mistake was caught before Spark
