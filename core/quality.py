@@ -199,9 +199,9 @@ def validate_frame(suite: ExpectationSuite, frame: DataFrame, run_id: str = "",
                    examples: int = 3) -> SuiteOutcome:  # fmt: skip
     """Validate ``frame`` against ``suite`` with GX's Spark engine.
 
-    The suite's metrics run as Spark jobs over the frame, cached on the executors
-    for the suite's duration (a suite takes about ten jobs); only GX's results
-    (counts, up to ``examples`` unexpected values) reach the driver.
+    The suite's metrics run as Spark jobs over the frame (about three per
+    expectation), which is cached on the executors for the suite's duration; only
+    GX's results (counts, up to ``examples`` unexpected values) reach the driver.
     """
     checked = _nan_as_null(frame).persist()
     try:

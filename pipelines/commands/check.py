@@ -10,9 +10,13 @@ every expectation holds, 1 when one fails, 2 for a usage error.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipelines.commands.common import UsageError, add_config_options, load_from_args
+
+if TYPE_CHECKING:
+    from core.tables.base import TableBackend
+    from core.warehouse import Warehouse
 
 __all__ = ["add_parser", "run"]
 
@@ -32,7 +36,7 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _runs(backend: Any, warehouse: Any, run_id: str | None) -> list[tuple[str, int]]:
+def _runs(backend: TableBackend, warehouse: Warehouse, run_id: str | None) -> list[tuple[str, int]]:
     # gold.runs holds one row per run: read on the driver, before Spark starts, so a
     # wrong --run-id or an empty warehouse is a one-line error in a second.
     path = warehouse.table_uri("gold", "runs")

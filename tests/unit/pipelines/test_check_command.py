@@ -32,6 +32,8 @@ def warehouse(tmp_path) -> Warehouse:
 
 
 def test_user_errors_exit_2(warehouse, tmp_path, capsys):
+    # None when the unit tests run alone; a whole-suite run has the integration tests' session.
+    session = SparkSession.getActiveSession()
     assert main(["check", "--warehouse", str(tmp_path / "nowhere")]) == 2
     assert "no warehouse" in capsys.readouterr().err
     assert main(["check", "--warehouse", str(warehouse.root), "--run-id", "nope"]) == 2
@@ -41,4 +43,4 @@ def test_user_errors_exit_2(warehouse, tmp_path, capsys):
     empty.mkdir()
     assert main(["check", "--warehouse", str(empty)]) == 2
     assert "no runs" in capsys.readouterr().err
-    assert SparkSession.getActiveSession() is None  # every mistake was caught before Spark
+    assert SparkSession.getActiveSession() is session  # every mistake was caught before Spark
