@@ -14,7 +14,6 @@ JVM's compiler; ``warm_pairs_per_s`` leaves it out.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import multiprocessing
 import tempfile
@@ -22,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.console import configure_logging
+from bench.console import configure_logging, publish
 from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.join_data import JoinDataSpec, generate
 from core.config import load_settings
@@ -100,10 +99,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=Path("bench/results/join_pipeline.json"))
     args = parser.parse_args()
     configure_logging()
-    text = json.dumps(measure(args), indent=2)
-    print(text)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
+    publish(measure(args), args.output)
 
 
 if __name__ == "__main__":

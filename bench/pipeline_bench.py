@@ -17,7 +17,6 @@ Usage: ``python bench/pipeline_bench.py [--messages 1000000] [--rate 60000] [--m
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import multiprocessing
 import os
@@ -30,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench.console import configure_logging
+from bench.console import configure_logging, publish
 from bench.driver_io import counting_driver_bytes
 from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.datasets.base import DatasetSpec
@@ -281,10 +280,7 @@ def main() -> None:
         if args.mode in ("live", "both"):
             results["live"] = live(spark, kafka, broker_pid, Warehouse(root / "live"), args)
         spark.stop()
-    text = json.dumps(results, indent=2)
-    print(text)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
+    publish(results, args.output)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,19 @@
-"""The data-quality runner: Great Expectations suites over one run's Delta tables.
+"""The data-quality runner: Great Expectations suites over one run's Delta tables, in Spark.
 
 Each layer declares its suites in ``<layer>/expectations.py`` as :class:`Check`
 objects: a GX ``ExpectationSuite`` and the tables its frame comes from. The
-runner reads those tables with the Delta backend (each table once per
-:class:`TableReader`), keeps the run's rows, and validates the frame through
-one ephemeral GX context with a pandas data source. Outcomes keep GX's own
-``ExpectationSuiteValidationResult``; the summary is read from it.
+runner reads those tables as Spark DataFrames (:class:`TableReader`: the run's
+rows, filtered in Spark's tasks), derives cross-table frames with Spark joins and
+aggregations, and validates each frame: GX's expectations say which metrics they
+need and judge them, Spark's tasks compute them (:mod:`core.quality_metrics`). The
+rows never reach the driver, only the metrics do (row and unexpected counts, a few
+unexpected values). Outcomes keep GX's own ``ExpectationSuiteValidationResult``;
+the summary is read from it.
 
-The GX context is created once per process and reused: building one costs far
-more than validating a small frame.
+Every table, small gold ones included, takes this one path: one engine gives
+every suite the same semantics, and gold's per-key tables grow with the keys.
+
+The GX context is created once per process and reused: building one costs seconds.
 """
 
 from __future__ import annotations
@@ -19,16 +24,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-import pyarrow.compute as pc
-
 from core.tables.base import TableBackend
+from core.tables.catalog import read_delta
 from core.warehouse import Warehouse
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from great_expectations import ExpectationSuite
     from great_expectations.core import ExpectationSuiteValidationResult
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "Check",
@@ -67,13 +70,14 @@ class Check:
         suite: the GX suite, named ``<layer>.<subject>``.
         tables: the tables read (each filtered to the run) and passed to ``derive``
             in this order; a missing table is passed as ``None``.
-        derive: builds the validated frame from the tables' frames; by default the
+        derive: builds the validated frame from the session and the tables' frames
+            (Spark DataFrames, lazily: the work runs in Spark's tasks); by default the
             first table itself.
     """
 
     suite: ExpectationSuite
     tables: tuple[TableRef, ...]
-    derive: Callable[..., pd.DataFrame] | None = None
+    derive: Callable[..., DataFrame] | None = None
 
     @property
     def layer(self) -> str:
@@ -135,31 +139,22 @@ def _columns(kwargs: dict[str, Any]) -> str:
     return "table"
 
 
-def _plain(value: Any) -> Any:
-    # numpy scalars print as np.int64(6); show the number.
-    if isinstance(value, list | tuple):
-        return type(value)(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value.item() if hasattr(value, "item") and hasattr(value, "dtype") else value
-
-
 def _observed(result: Any, examples: int) -> str:
     info = result.exception_info or {}
     if info.get("raised_exception"):
         return f"error: {str(info.get('exception_message', '')).splitlines()[0]}"
     details = result.result or {}
     if "observed_value" in details:
-        return f"observed {_plain(details['observed_value'])}"
+        return f"observed {details['observed_value']}"
     if "unexpected_count" in details:
-        shown = _plain(list(details.get("partial_unexpected_list", [])[:examples]))
+        shown = list(details.get("partial_unexpected_list", [])[:examples])
         return (f"{details['unexpected_count']} of {details.get('element_count', '?')} rows "
                 f"unexpected, e.g. {shown}")  # fmt: skip
     return "failed"
 
 
 @functools.cache
-def _batch_definition() -> Any:
+def _context() -> Any:
     # Imported here: GX takes seconds to import, and most commands never validate.
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
@@ -168,67 +163,79 @@ def _batch_definition() -> Any:
     logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.NOTSET)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    asset = context.data_sources.add_pandas("dkg").add_dataframe_asset("frame")
-    return asset.add_batch_definition_whole_dataframe("whole")
+    return context
 
 
 def new_suite(name: str, expectations: Iterable[Any]) -> ExpectationSuite:
     """A GX suite ``name`` holding ``expectations`` (GX wants its context to exist first)."""
     import great_expectations as gx
 
-    _batch_definition()
+    _context()
     return gx.ExpectationSuite(name=name, expectations=list(expectations))
 
 
-def validate_frame(suite: ExpectationSuite, frame: pd.DataFrame, run_id: str = "",
+def _nan_as_null(frame: DataFrame) -> DataFrame:
+    # pandas counts NaN as missing and Spark does not: a NaN metric must still fail
+    # "not null" and be skipped by range checks, as the suites were written for.
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
+
+    floats = {f.name for f in frame.schema.fields if isinstance(f.dataType, DoubleType | FloatType)}
+    if not floats:
+        return frame
+    return frame.select(*(F.when(~F.isnan(F.col(c)), F.col(c)).alias(c) if c in floats
+                          else F.col(c) for c in frame.columns))  # fmt: skip
+
+
+def validate_frame(suite: ExpectationSuite, frame: DataFrame, run_id: str = "",
                    examples: int = 3) -> SuiteOutcome:  # fmt: skip
-    """Validate ``frame`` against ``suite`` through the shared ephemeral GX context."""
-    batch = _batch_definition().get_batch(batch_parameters={"dataframe": frame})
-    result_format = {"result_format": "SUMMARY", "partial_unexpected_count": max(examples, 1)}
-    result = batch.validate(suite, result_format=result_format)
+    """Validate ``frame`` against ``suite``: Spark's tasks compute the metrics, GX judges them.
+
+    Only GX's metrics reach the driver: counts, and up to ``examples`` unexpected
+    values of a rule that failed (:mod:`core.quality_metrics`).
+    """
+    from core.quality_metrics import validate_suite
+
+    result = validate_suite(suite, _nan_as_null(frame), examples)
     return SuiteOutcome(run_id, suite.name, result, examples)
 
 
 class TableReader:
-    """Reads each warehouse table once and hands out one run's rows as pandas."""
+    """Hands out one run's rows of warehouse tables as lazy Spark DataFrames.
 
-    def __init__(self, warehouse: Warehouse, backend: TableBackend) -> None:
+    The driver only plans: Spark's tasks read the Delta files (``format("delta")``
+    under delta-spark, else the ``dkg_delta`` source) and drop other runs' rows.
+    """
+
+    def __init__(self, spark: SparkSession, warehouse: Warehouse, backend: TableBackend) -> None:
         """Remember where to read; nothing is read yet."""
+        self.spark = spark
         self._warehouse = warehouse
         self._backend = backend
-        self._tables: dict[tuple[str, str], pa.Table | None] = {}
 
-    def table(self, layer: str, table: str) -> pa.Table | None:
-        """The whole table as Arrow, or None when it does not exist."""
-        if (layer, table) not in self._tables:
-            path = self._warehouse.table_uri(layer, table)
-            exists = self._backend.version(path) is not None
-            self._tables[(layer, table)] = self._backend.read(path) if exists else None
-        return self._tables[(layer, table)]
-
-    def run_frame(self, ref: TableRef, run_id: str) -> pd.DataFrame | None:
+    def run_frame(self, ref: TableRef, run_id: str) -> DataFrame | None:
         """The run's rows of ``ref`` (only its columns, when given), or None if no table."""
-        table = self.table(ref.layer, ref.table)
-        if table is None:
+        from pyspark.sql import functions as F
+
+        path = self._warehouse.table_uri(ref.layer, ref.table)
+        if self._backend.version(path) is None:
             return None
-        rows = table.filter(pc.equal(table["run_id"], run_id))
-        if ref.columns is not None:
-            rows = rows.select(list(ref.columns))
-        return rows.to_pandas()
-
-    def forget(self, layers: Iterable[str]) -> None:
-        """Drop cached tables of ``layers`` (they were written since they were read)."""
-        for key in [k for k in self._tables if k[0] in set(layers)]:
-            del self._tables[key]
+        columns = None if ref.columns is None else [*ref.columns, "run_id"]
+        table = read_delta(self.spark, path, storage=self._warehouse.storage, columns=columns)
+        return table.filter(F.col("run_id") == run_id).drop("run_id")
 
 
-def _frame(check: Check, reader: TableReader, run_id: str) -> pd.DataFrame:
+def _frame(check: Check, reader: TableReader, run_id: str) -> DataFrame:
     frames = [reader.run_frame(ref, run_id) for ref in check.tables]
     if check.derive is not None:
-        return check.derive(*frames)
+        return check.derive(reader.spark, *frames)
+    if frames[0] is not None:
+        return frames[0]
     # A missing table validates as a frame without columns: every expectation on
     # it then fails with GX's "column does not exist", which names the problem.
-    return frames[0] if frames[0] is not None else pd.DataFrame()
+    from pyspark.sql.types import StructType
+
+    return reader.spark.createDataFrame([], StructType([]))
 
 
 def run_checks(checks: Sequence[Check], reader: TableReader, run_id: str,

@@ -1,18 +1,23 @@
 """Gold's data-quality suites: merged counts, loads, metric ranges, and totals against silver.
 
-The totals suite validates a one-row frame derived from ``silver.routed`` and
+The totals suite validates a one-row frame that Spark derives from ``silver.routed`` and
 ``gold.key_counts``: the merge across workers neither loses nor invents a count
 or a tuple.
 """
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 from great_expectations import ExpectationSuite
 from great_expectations import expectations as gxe
+from pyspark.sql import functions as F
 
 from core.config import QualityConfig
 from core.quality import Check, TableRef, new_suite
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 __all__ = [
     "checks",
@@ -66,18 +71,23 @@ def distribution_metrics_suite(config: QualityConfig, workers: int) -> Expectati
     ])  # fmt: skip
 
 
-def totals_frame(routed: pd.DataFrame | None, key_counts: pd.DataFrame | None) -> pd.DataFrame:
-    """One row: silver's routed counts and tuples against gold's merged ones."""
+def totals_frame(spark: SparkSession, routed: DataFrame | None,
+                 key_counts: DataFrame | None) -> DataFrame:  # fmt: skip
+    """One row: silver's routed counts and tuples against gold's merged ones (summed in Spark)."""
 
-    def total(frame: pd.DataFrame | None, column: str) -> int:
-        return 0 if frame is None or frame.empty else int(frame[column].sum())
+    def sums(frame: DataFrame | None, schema: str, **columns: Column) -> DataFrame:
+        rows = frame if frame is not None else spark.createDataFrame([], schema)
+        return rows.agg(*(column.alias(name) for name, column in columns.items()))
 
-    return pd.DataFrame([{
-        "silver_count": total(routed, "count"),
-        "gold_count": total(key_counts, "count"),
-        "silver_tuples": 0 if routed is None else len(routed),
-        "gold_tuples": total(key_counts, "tuples"),
-    }])  # fmt: skip
+    def total(column: str) -> Column:
+        return F.coalesce(F.sum(column), F.lit(0)).cast("bigint")  # an empty sum is 0, not null
+
+    silver = sums(routed, "count bigint", silver_count=total("count"),
+                  silver_tuples=F.count(F.lit(1)))  # fmt: skip
+    gold = sums(key_counts, "count bigint, tuples bigint", gold_count=total("count"),
+                gold_tuples=total("tuples"))  # fmt: skip
+    return silver.crossJoin(gold).select("silver_count", "gold_count", "silver_tuples",
+                                         "gold_tuples")  # fmt: skip
 
 
 def totals_suite() -> ExpectationSuite:

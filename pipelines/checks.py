@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from core.config import QualityConfig
 from core.quality import (
@@ -22,6 +23,9 @@ from core.quality import (
 )
 from core.tables.base import TableBackend
 from core.warehouse import LAYERS, Warehouse
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["check_run", "layer_checks", "quality_gate"]
 
@@ -47,9 +51,11 @@ def check_run(reader: TableReader, run_id: str, workers: int, config: QualityCon
     return run_checks(layer_checks(layers, config, workers), reader, run_id, config.examples)
 
 
-def quality_gate(warehouse: Warehouse, backend: TableBackend, run_id: str, workers: int,
-                 config: QualityConfig) -> Callable[[str], None]:  # fmt: skip
+def quality_gate(spark: SparkSession, warehouse: Warehouse, backend: TableBackend, run_id: str,
+                 workers: int, config: QualityConfig) -> Callable[[str], None]:  # fmt: skip
     """A job's ``after_stage`` hook: validate the layer just written, fail on any broken rule.
+
+    The suites run as Spark jobs in the job's session.
 
     Raises (from the returned callable):
         DataQualityError: naming the run, suite, expectation, column and observation.
@@ -57,7 +63,7 @@ def quality_gate(warehouse: Warehouse, backend: TableBackend, run_id: str, worke
 
     def gate(layer: str) -> None:
         started = time.monotonic()
-        outcomes = check_run(TableReader(warehouse, backend), run_id, workers, config, (layer,))
+        outcomes = check_run(TableReader(spark, warehouse, backend), run_id, workers, config, (layer,))
         failures = [failure for outcome in outcomes for failure in outcome.failures]
         if failures:
             more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""

@@ -174,5 +174,5 @@ def _run_one(spark: Any, topic: KafkaTopic, spec: RunSpec, request: JobRequest,
         return run_continuous(spark, topic, spec, warehouse, backend, stopped.is_set,
                               trigger_s=run.trigger_interval_s)  # fmt: skip
     gate = (None if request.quality is None else
-            quality_gate(warehouse, backend, spec.run_id, spec.workers, request.quality))  # fmt: skip
+            quality_gate(spark, warehouse, backend, spec.run_id, spec.workers, request.quality))  # fmt: skip
     return run_finite(spark, topic, spec, warehouse, backend, after_stage=gate)

@@ -55,21 +55,24 @@ def default_backend(spark: SparkSession | None = None, storage: Storage | None =
 
 
 def read_delta(spark: SparkSession, path: TablePath, version: int | None = None,
-               storage: Storage | None = None) -> DataFrame:  # fmt: skip
+               storage: Storage | None = None, columns: Sequence[str] | None = None
+               ) -> DataFrame:  # fmt: skip
     """A Delta table (or one of its versions) as a batch DataFrame.
 
     Without delta-spark this is the Python data source's batch reader: files are
     read in parallel by executors as Arrow batches, lazily, so tables of millions
     of rows never pass through the driver (unlike
-    ``spark.createDataFrame(arrow_table)``).
+    ``spark.createDataFrame(arrow_table)``). ``columns`` reads only those (default:
+    all); a Python source cannot prune columns from a later ``select``.
     """
     reader = spark.read
-    if delta_spark_available(spark):
-        if version is not None:
-            reader = reader.option("versionAsOf", version)
-        return reader.format("delta").load(str(path))
     if version is not None:
         reader = reader.option("versionAsOf", version)
+    if delta_spark_available(spark):
+        table = reader.format("delta").load(str(path))
+        return table.select(*columns) if columns else table
+    if columns:
+        reader = reader.option("columns", ",".join(columns))
     return reader.format(delta_format(spark, storage or LOCAL_FILES)).option("path", str(path)).load()
 
 

@@ -2,16 +2,21 @@
 
 Runs come from ``gold.runs`` (every run there, or the one ``--run-id`` names);
 each run's rows of every table are validated with the suites of
-``bronze/``, ``silver/`` and ``gold/`` ``expectations.py``. Exit code 0 when
+``bronze/``, ``silver/`` and ``gold/`` ``expectations.py``, as Spark jobs (the
+command starts a Spark session, as ``dkg run`` and ``dkg sql`` do). Exit code 0 when
 every expectation holds, 1 when one fails, 2 for a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipelines.commands.common import UsageError, add_config_options, load_from_args
+
+if TYPE_CHECKING:
+    from core.tables.base import TableBackend
+    from core.warehouse import Warehouse
 
 __all__ = ["add_parser", "run"]
 
@@ -31,10 +36,13 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _runs(reader: Any, warehouse: str, run_id: str | None) -> list[tuple[str, int]]:
-    runs = reader.table("gold", "runs")
+def _runs(backend: TableBackend, warehouse: Warehouse, run_id: str | None) -> list[tuple[str, int]]:
+    # gold.runs holds one row per run: read on the driver, before Spark starts, so a
+    # wrong --run-id or an empty warehouse is a one-line error in a second.
+    path = warehouse.table_uri("gold", "runs")
+    runs = backend.read(path) if backend.version(path) is not None else None
     if runs is None or runs.num_rows == 0:
-        raise UsageError(f"no runs in {warehouse} (gold.runs is missing; run `dkg run` first)")
+        raise UsageError(f"no runs in {warehouse.root} (gold.runs is missing; run `dkg run` first)")
     known = {
         row["run_id"]: int(row["workers"]) for row in runs.select(["run_id", "workers"]).to_pylist()
     }
@@ -42,7 +50,7 @@ def _runs(reader: Any, warehouse: str, run_id: str | None) -> list[tuple[str, in
         return sorted(known.items())
     if run_id not in known:
         raise UsageError(
-            f"unknown run id {run_id!r}; runs in {warehouse}: {', '.join(sorted(known))}"
+            f"unknown run id {run_id!r}; runs in {warehouse.root}: {', '.join(sorted(known))}"
         )
     return [(run_id, known[run_id])]
 
@@ -58,9 +66,10 @@ def run(args: argparse.Namespace) -> int:
     config = loaded.settings.quality
     with Runtime(loaded, app_name="dkg-check") as runtime:
         warehouse = runtime.existing_warehouse()
-        reader = TableReader(warehouse, runtime.backend)
+        runs = _runs(runtime.backend, warehouse, args.run_id)
+        reader = TableReader(runtime.spark, warehouse, runtime.backend)
         layers = tuple(args.layer) if args.layer else LAYERS
-        outcomes = [outcome for run_id, workers in _runs(reader, warehouse.root, args.run_id)
+        outcomes = [outcome for run_id, workers in runs
                     for outcome in check_run(reader, run_id, workers, config, layers)]  # fmt: skip
     print(format_summary(outcomes))
     return 0 if all(outcome.success for outcome in outcomes) else 1

@@ -38,7 +38,7 @@ def test_finite_run_passes_every_check_and_corrupted_silver_is_named(spark, tmp_
     backend = DeltaRsBackend()
     spec = RunSpec(run_id="q-run", source_type="COUNTRY_SKEW_R80", grouping="DYNAMIC_KEY",
                    workers=W, splitters=2)  # fmt: skip
-    gate = quality_gate(warehouse, backend, spec.run_id, W, QualityConfig())
+    gate = quality_gate(spark, warehouse, backend, spec.run_id, W, QualityConfig())
     gated: list[str] = []
 
     def after_stage(layer: str) -> None:

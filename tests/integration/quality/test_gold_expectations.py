@@ -1,4 +1,4 @@
-"""Gold's suites on hand-made frames: a good frame passes, each broken rule is named."""
+"""Gold's suites on hand-made frames in Spark: a good frame passes, each broken rule is named."""
 
 from __future__ import annotations
 
@@ -17,11 +17,9 @@ from gold.expectations import (
     worker_load_suite,
 )
 
+pytestmark = pytest.mark.spark
+
 W = 4
-
-
-def _failed(suite, frame: pd.DataFrame) -> set[tuple[str, str]]:
-    return {(f.expectation, f.column) for f in validate_frame(suite, frame, "r").failures}
 
 
 def _metrics() -> pd.DataFrame:
@@ -32,64 +30,73 @@ def _metrics() -> pd.DataFrame:
     })  # fmt: skip
 
 
-def test_metrics_in_range_pass():
-    assert _failed(distribution_metrics_suite(QualityConfig(), W), _metrics()) == set()
+def test_metrics_in_range_pass(failed):
+    assert failed(distribution_metrics_suite(QualityConfig(), W), _metrics()) == set()
 
 
 @pytest.mark.parametrize(("column", "value"), [
     ("skew_s", 1.01), ("skew_s", -0.2), ("dist_cost", 0.99), ("dist_cost", W + 0.5),
     ("stddev_pct", -1.0), ("imbalance", -0.01),
 ])  # fmt: skip
-def test_metric_out_of_range_is_named(column, value):
+def test_metric_out_of_range_is_named(column, value, failed):
     frame = _metrics()
     frame.loc[1, column] = value
-    assert _failed(distribution_metrics_suite(QualityConfig(), W), frame) == {
+    assert failed(distribution_metrics_suite(QualityConfig(), W), frame) == {
         ("expect_column_values_to_be_between", column)}
 
 
-def test_nan_metric_and_unknown_scope_fail():
+def test_nan_metric_and_unknown_scope_fail(failed):
     frame = _metrics()
     frame.loc[2, "skew_s"] = math.nan
     frame.loc[0, "scope"] = "total"
-    assert _failed(distribution_metrics_suite(QualityConfig(), W), frame) == {
+    assert failed(distribution_metrics_suite(QualityConfig(), W), frame) == {
         ("expect_column_values_to_not_be_null", "skew_s"),
         ("expect_column_values_to_be_in_set", "scope"),
     }  # fmt: skip
 
 
-def test_metric_bounds_come_from_config():
+def test_metric_bounds_come_from_config(failed):
     config = QualityConfig(skew_s=(0.0, 0.9))
-    assert ("expect_column_values_to_be_between", "skew_s") in _failed(
+    assert ("expect_column_values_to_be_between", "skew_s") in failed(
         distribution_metrics_suite(config, W), _metrics())
 
 
-def test_key_counts_rules():
+def test_key_counts_rules(failed):
     good = pd.DataFrame({"window_start_ms": [0, 0, 60_000], "key": ["a", "b", "a"],
                          "count": [5, 1, 2], "tuples": [3, 1, 2], "workers": [2, 1, W]})  # fmt: skip
     suite = key_counts_suite(QualityConfig(), W)
-    assert _failed(suite, good) == set()
-    assert _failed(suite, good.assign(count=[5, 0, 2])) == {
+    assert failed(suite, good) == set()
+    assert failed(suite, good.assign(count=[5, 0, 2])) == {
         ("expect_column_values_to_be_between", "count")}
-    assert _failed(suite, good.assign(workers=[2, 1, W + 1])) == {
+    assert failed(suite, good.assign(workers=[2, 1, W + 1])) == {
         ("expect_column_values_to_be_between", "workers")}
-    assert _failed(suite, good.assign(key=["a", "a", "a"])) == {
+    assert failed(suite, good.assign(key=["a", "a", "a"])) == {
         ("expect_compound_columns_to_be_unique", "window_start_ms, key")}
 
 
-def test_worker_load_rules():
+def test_worker_load_rules(failed):
     good = pd.DataFrame({"worker": range(W), "tuples": [0, 3, 1, 2]})
-    assert _failed(worker_load_suite(QualityConfig(), W), good) == set()
-    assert _failed(worker_load_suite(QualityConfig(), W), good.assign(worker=[0, 1, 2, W])) == {
+    assert failed(worker_load_suite(QualityConfig(), W), good) == set()
+    assert failed(worker_load_suite(QualityConfig(), W), good.assign(worker=[0, 1, 2, W])) == {
         ("expect_column_values_to_be_between", "worker")}
 
 
-def test_totals_equal_pass_and_a_lost_count_is_named():
-    routed = pd.DataFrame({"count": [1, 2, 3]})
+def test_totals_equal_pass_and_a_lost_count_is_named(spark, to_spark):
+    routed = to_spark(pd.DataFrame({"count": [1, 2, 3]}))
     counts = pd.DataFrame({"count": [3, 3], "tuples": [2, 1]})
-    assert _failed(totals_suite(), totals_frame(routed, counts)) == set()
-    outcome = validate_frame(totals_suite(), totals_frame(routed, counts.iloc[:1]), "r")
+    frame = totals_frame(spark, routed, to_spark(counts))
+    assert frame.collect()[0].asDict() == {"silver_count": 6, "gold_count": 6, "silver_tuples": 3,
+                                           "gold_tuples": 3}  # fmt: skip
+    assert validate_frame(totals_suite(), frame, "r").success
+    outcome = validate_frame(totals_suite(), totals_frame(spark, routed, to_spark(counts.iloc[:1])))
     assert {(f.expectation, f.column) for f in outcome.failures} == {
         ("expect_column_pair_values_to_be_equal", "silver_count = gold_count"),
         ("expect_column_pair_values_to_be_equal", "silver_tuples = gold_tuples"),
     }  # fmt: skip
     assert "(6, 3)" in outcome.failures[0].observed
+
+
+def test_totals_of_missing_tables_are_zero(spark):
+    frame = totals_frame(spark, None, None)
+    assert frame.collect()[0].asDict() == {"silver_count": 0, "gold_count": 0, "silver_tuples": 0,
+                                           "gold_tuples": 0}  # fmt: skip
