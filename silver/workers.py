@@ -11,8 +11,10 @@ worker's routed tuples of a micro-batch, in the order the routing produced them
 
 Gold adds partials up, so nothing per tuple leaves the worker's task. The state
 between micro-batches is the worker's queue: its time origin and the completion
-of its last tuple. Latencies are kept to the nanosecond (rounded to 1e-6 ms), so
-equal waits share one row; at integer ``process_ms`` and speed 1 they are exact.
+of its last tuple. Latencies are kept to three significant digits
+(:func:`silver.queueing.latency_bucket`, as the simulator keeps them), so a
+worker's latency rows per micro-batch are bounded by the range of its waits, not
+by its tuples.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import pyarrow.compute as pc
 
 from core.gc_pause import gc_paused
 from silver.blocks import pack_table, unpack
-from silver.queueing import FifoQueueModel
+from silver.queueing import FifoQueueModel, latency_bucket
 
 __all__ = ["LATENCY_ARROW", "QUEUE_STATE_DDL", "WINDOW_PARTIALS_ARROW", "WORKER_INPUT",
            "WORKER_INPUT_ARROW", "WORKER_OUTPUT_DDL", "serve_worker", "serve_worker_blocks"]  # fmt: skip
@@ -71,7 +73,7 @@ def _windows(rows: pa.Table, starts: np.ndarray, worker: int, window_ms: int) ->
 
 def _latencies(times: np.ndarray, latencies: np.ndarray, starts: np.ndarray, worker: int,
                speed: float) -> pa.Table:  # fmt: skip
-    frame = pd.DataFrame({"window_start_ms": starts, "latency_ms": np.round(latencies, 6),
+    frame = pd.DataFrame({"window_start_ms": starts, "latency_ms": latency_bucket(latencies),
                           "event_ms": times,
                           "completion": (times - starts) / speed + latencies})  # fmt: skip
     per_window = frame.groupby("window_start_ms").agg(first_event_ms=("event_ms", "min"),

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from gold.metrics.balance import balance_metrics
-from silver.queueing import FifoQueueModel
+from silver.queueing import FifoQueueModel, latency_bucket
 
 __all__ = ["MetricRow", "RunMetrics", "RunMetricsAccumulator"]
 
@@ -25,7 +25,8 @@ class MetricRow:
 
     ``throughput`` is routed tuples per second of processing for the whole run;
     a window repeats the run's value (processing time is not split by window).
-    Latency percentiles are linear-interpolated (numpy's default).
+    Latency percentiles are linear-interpolated (numpy's default) over latencies kept to
+    three significant digits (:func:`silver.queueing.latency_bucket`).
     """
 
     scope: str
@@ -113,7 +114,7 @@ class RunMetricsAccumulator:
         scope.loads += np.bincount(workers, minlength=self.workers)
         scope.keys.update(pd.unique(keys).tolist())
         scope.pairs.update(pd.unique(pairs).tolist())
-        scope.latencies.append(latencies)
+        scope.latencies.append(latency_bucket(latencies))
         scope.first_arrival_ms = min(scope.first_arrival_ms, float(arrivals.min()))
         scope.last_completion_ms = max(scope.last_completion_ms, float(completions.max()))
 

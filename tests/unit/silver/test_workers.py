@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from silver.queueing import FifoQueueModel
+from silver.queueing import FifoQueueModel, latency_bucket
 from silver.workers import WORKER_INPUT_ARROW, serve_worker
 
 
@@ -32,7 +32,8 @@ def test_latencies_equal_one_queue_fed_everything_in_stream_order(process_ms, sp
     ordered = _stream_order(table)
     whole = FifoQueueModel(1, process_ms, speed).add(np.zeros(len(ordered), np.int64),
                                                    ordered["event_time_ms"].to_numpy())  # fmt: skip
-    expected = pd.Series(np.round(whole, 6)).value_counts().sort_index()
+    # Three significant digits, as Python's own formatting rounds them.
+    expected = pd.Series([float(f"{wait:.3g}") for wait in whole]).value_counts().sort_index()
 
     state, histograms = None, []
     for version in range(4):  # one micro-batch per commit, rows handed over shuffled
@@ -69,3 +70,10 @@ def test_each_windows_extremes_bound_its_tuples():
     assert per_window["first"].to_dict() == first.to_dict()
     # The last completion comes no earlier than the longest wait after the window's first event.
     assert (per_window["last"] >= per_window["longest"]).all()
+
+
+def test_latency_buckets_keep_three_significant_digits_as_python_formats_them():
+    rng = np.random.default_rng(7)
+    waits = np.concatenate([[0.0, 0.25, 12.25, 999.5, 1_000.0], 10.0 ** rng.uniform(-4, 6, 5000)])
+    expected = [float(f"{wait:.3g}") for wait in waits]
+    assert latency_bucket(waits).tolist() == expected
