@@ -33,16 +33,16 @@ def dkg(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None,
 
 
 def dkg_all(argvs: Sequence[Sequence[str]], cwd: Path, parallel: int = 4,
-            env: Mapping[str, str] | None = None,
+            env: Mapping[str, str] | None = None, timeout_s: float = 180,
             ) -> dict[tuple[str, ...], subprocess.CompletedProcess[str]]:  # fmt: skip
     """Run several ``dkg`` processes, ``parallel`` at a time; results by argv.
 
     Each waits mostly on its interpreter starting, so a few at once take about
-    the time of the slowest instead of the sum.
+    the time of the slowest instead of the sum. ``timeout_s`` bounds each one.
     """
     unique = list(dict.fromkeys(tuple(argv) for argv in argvs))
     with ThreadPoolExecutor(max_workers=parallel) as pool:
-        done = pool.map(lambda argv: dkg(argv, cwd, env), unique)
+        done = pool.map(lambda argv: dkg(argv, cwd, env, timeout_s), unique)
         return dict(zip(unique, done, strict=True))
 
 

@@ -49,7 +49,8 @@ def seen(bootstrap, tmp_path_factory) -> dict[tuple[str, ...], subprocess.Comple
     cwd: Path = tmp_path_factory.mktemp("mistakes")
     counts = pd.DataFrame({"run_id": ["r"], "key": ["k"], "count": [3]})
     DeltaRsBackend().append(Warehouse(cwd / "wh").table_uri("gold", "key_counts"), counts, "t", 0)
-    return dkg_all([_argv(case, bootstrap) for case in CASES], cwd, parallel=3)
+    # Two rounds of three at most 120 s each: inside the test time limit.
+    return dkg_all([_argv(case, bootstrap) for case in CASES], cwd, parallel=3, timeout_s=120)
 
 
 @pytest.mark.parametrize("case", CASES)
