@@ -158,6 +158,8 @@ def launch_quiet_gateway(conf: Mapping[str, str], keep_all: bool = False) -> Non
             os.close(write_fd)
             stderr.thread.join(timeout=10)  # the JVM has exited: its stderr ends
             reason = start_failure(stderr.held_lines())
+            if keep_all:  # --verbose: every line the JVM wrote, then the reason
+                stderr.release()
             raise JvmStartError(reason or str(exc)) from exc
         os.close(write_fd)
         SparkContext._gateway = gateway  # noqa: SLF001
