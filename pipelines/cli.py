@@ -79,13 +79,15 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from bronze.datasets.registry import UnknownDatasetError
     from core.kafka.admin import BrokerError
     from core.quality import DataQualityError
+    from core.spark.session import SparkSetupError
     from core.storage import StorageError
     from pipelines.commands.common import UsageError
     from silver.groupings.registry import GroupingConfigError
     from silver.parsers.registry import UnknownSourceError
 
     return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, UsageError,
-            ValidationError, StorageError, BrokerError, DataQualityError, UnknownSourceError)  # fmt: skip
+            ValidationError, StorageError, BrokerError, DataQualityError, UnknownSourceError,
+            SparkSetupError)  # fmt: skip
 
 
 def _describe(exc: BaseException) -> str:

@@ -9,10 +9,10 @@ creates get the partitions, replication and topic settings of
 from __future__ import annotations
 
 import logging
-import socket
 from typing import Any
 
 from core.kafka.client import KafkaClient
+from core.network import connect_problems
 
 __all__ = ["BrokerError", "check_reachable", "end_offsets", "ensure_topic", "topic_exists"]
 
@@ -31,15 +31,9 @@ def check_reachable(bootstrap: str, timeout_s: float = 3.0) -> None:
     librdkafka retries an unreachable address for as long as a request's
     timeout; a user who mistyped ``--bootstrap-servers`` hears about it in seconds.
     """
-    problems = []
-    for server in filter(None, (s.strip() for s in bootstrap.split(","))):
-        host, _, port = server.rpartition(":")
-        try:
-            with socket.create_connection((host.strip("[]") or "localhost", int(port)), timeout_s):
-                return
-        except (OSError, ValueError) as exc:
-            problems.append(f"{server} ({exc.strerror or exc})" if isinstance(exc, OSError)
-                            else f"{server} (expected HOST:PORT)")  # fmt: skip
+    problems = connect_problems(bootstrap.split(","), timeout_s)
+    if problems is None:
+        return
     raise BrokerError(f"cannot reach Kafka at {bootstrap}: {', '.join(problems) or 'no servers'}")
 
 

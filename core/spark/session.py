@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from core import logs
 from core.config import default_conf_dir
-from core.spark.jvm_output import launch_quiet_gateway
+from core.network import connect_problems
+from core.spark.jvm_output import JvmStartError, launch_quiet_gateway
 from core.spark.spark_home import compiled_spark_home
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ __all__ = [
     "ROCKSDB_PROVIDER",
     "SparkSetupError",
     "build_spark",
+    "check_master_reachable",
     "delta_spark_available",
     "find_delta_jars",
     "rocksdb_available",
@@ -106,6 +108,21 @@ def _delta_conf(delta_jars: bool | None, extra: Mapping[str, str]) -> dict[str, 
         already = extra.get("spark.jars", "")
         conf["spark.jars"] = ",".join([*filter(None, [already]), *map(str, jars)])
     return conf
+
+
+def check_master_reachable(master: str, timeout_s: float = 3.0) -> None:
+    """Fail in seconds when no standalone master accepts a connection.
+
+    Spark itself retries registering for a minute, then stops its context and
+    the session fails with a Java stack trace that does not name the master.
+    """
+    if not master.startswith("spark://"):
+        return
+    problems = connect_problems(master.removeprefix("spark://").split(","), timeout_s)
+    if problems is None:
+        return
+    raise SparkSetupError(f"cannot reach the Spark master at {master}: "
+                          f"{', '.join(problems) or 'no HOST:PORT'}")  # fmt: skip
 
 
 def _prepare_environment(master: str) -> None:
@@ -249,7 +266,9 @@ def build_spark(
         and settings that only apply at JVM start (memory, jars) are unchanged.
 
     Raises:
-        SparkSetupError: ``delta_jars=True`` but the jars are not available.
+        SparkSetupError: ``delta_jars=True`` but the jars are not available, or
+            the driver JVM exited at start (a master URL or memory it cannot use),
+            or no standalone master named by ``master`` accepts a connection.
     """
     from pyspark.sql import SparkSession
 
@@ -263,7 +282,11 @@ def build_spark(
         conf = _quiet_conf(conf)
 
     started = time.monotonic()
-    launch_quiet_gateway(conf, keep_all=not quiet)
+    check_master_reachable(master)
+    try:
+        launch_quiet_gateway(conf, keep_all=not quiet)
+    except JvmStartError as exc:
+        raise SparkSetupError(f"Spark did not start: {exc}") from exc
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)

@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     from bronze.datasets.registry import canonical_name, make_dataset
     from core.kafka.admin import BrokerError, end_offsets, topic_exists
     from core.runtime import Runtime
+    from core.spark.session import check_master_reachable
     from pipelines.commands.simulate import dataset_spec
     from pipelines.main_job import JobRequest, ensure_topic_has, run_groupings
     from pipelines.progress import ProgressReporter
@@ -149,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
     settings, run_config = loaded.settings, loaded.settings.run
     if args.mode == "CLUSTER" and not settings.spark.master.startswith("spark://"):
         raise UsageError("--mode CLUSTER needs --master spark://HOST:PORT")
+    check_master_reachable(settings.spark.master)  # before a broker starts or a topic fills
     choices = parse_grouping_choices(run_config.grouping, settings.grouping_params)
     for choice in choices:  # bad parameters fail here, not in a Spark task
         make_grouping(choice.name, run_config.workers, choice.params)

@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from core.tables import DeltaRsBackend, foreach_batch_writer, read_delta_stream
 from core.warehouse import Warehouse
+from tests.integration.waiting import await_query
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -28,7 +29,7 @@ def _run(stream: DataFrame, checkpoint: Path, handler: Callable[[DataFrame, int]
         .trigger(availableNow=True)
         .start()
     )
-    query.awaitTermination(120)
+    await_query(query, 120)
 
 
 def _collect(into: Batches) -> Callable[[DataFrame, int], None]:

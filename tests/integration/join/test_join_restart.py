@@ -34,6 +34,8 @@ def _command(bootstrap: str, warehouse: str, overlay: Path) -> list[str]:
             "--warehouse", str(warehouse), "--config", str(overlay)]  # fmt: skip
 
 
+# Its own deadlines: 300 s to the kill point, 60 s for the kill, 900 s for the resume.
+@pytest.mark.timeout(1320)
 def test_killed_join_resumes_without_losing_a_match(join_bootstrap, join_kafka, tmp_path):
     warehouse = Warehouse(tmp_path / "lakehouse")
     overlay = tmp_path / "small-batches.yaml"
@@ -45,7 +47,7 @@ def test_killed_join_resumes_without_losing_a_match(join_bootstrap, join_kafka, 
         wait_for_version(warehouse.table_uri("silver", "joined"), 1, timeout_s=300)
     finally:
         first.send_signal(signal.SIGKILL)
-        first.wait()
+        first.wait(timeout=60)  # SIGKILL cannot be refused: a minute is ample
     finished = subprocess.run(_command(join_bootstrap, warehouse.root, overlay), env=env,  # noqa: S603
                               capture_output=True, text=True, timeout=900, check=False)  # fmt: skip
     assert finished.returncode == 0, finished.stderr[-2000:]

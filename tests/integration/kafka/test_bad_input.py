@@ -1,10 +1,10 @@
-"""Bad messages through a real topic and the whole pipeline; bad SQL and a missing topic.
+"""Bad messages through a real topic and the whole pipeline; a missing topic.
 
 One pipeline run (module fixture) serves every test here: malformed messages
 mixed with good ones are produced into a topic on the real broker, the job
 drains it with the progress listener attached, and then every bad message must
 sit in silver.quarantine with its reason, every good one in silver.routed, and
-gold's counts must be exact.
+gold's counts must be exact. Bad SQL, as a user sees it, is in test_cli_mistakes.py.
 """
 
 from __future__ import annotations
@@ -136,21 +136,3 @@ def test_progress_listener_saw_every_stage_and_no_lag_at_the_end(bad_run):
 def test_a_topic_that_does_not_exist_is_named(spark, kafka):
     with pytest.raises(BrokerError, match="'no-such-topic' does not exist"):
         read_kafka_stream(spark, KafkaTopic(kafka, "no-such-topic"))
-
-
-@pytest.mark.parametrize(("query", "names"), [
-    ("SELEC * FROM gold.key_counts", ["query failed", "SELEC"]),
-    ("SELECT * FROM gold.nope", ["query failed", "gold", "nope"]),
-    ("SELECT no_such_column FROM gold.key_counts", ["no_such_column"]),
-])  # fmt: skip
-def test_sql_mistakes_are_one_line_errors(bad_run, capsys, query, names):
-    from pipelines.cli import main
-
-    warehouse = bad_run[0]
-    assert main(["sql", query, "--warehouse", str(warehouse.root)]) == 2
-    captured = capsys.readouterr()
-    err = captured.err.strip()
-    assert "Traceback" not in captured.err + captured.out
-    assert len(err.splitlines()) == 1 and err.startswith("dkg sql: error:")
-    for name in names:
-        assert name in err

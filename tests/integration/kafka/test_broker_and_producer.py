@@ -43,6 +43,7 @@ def test_producer_writes_every_message_keyed_with_event_timestamps(bootstrap, ka
         for batch in consumer.poll(timeout_ms=500).values():
             records.extend(batch)
     consumer.close()
+    assert len(records) >= 3000, f"waited 30 s to consume 3000 records of countries; got {len(records)}"
     expected = next(make_dataset(DatasetSpec(name="COUNTRY_SKEW_R80", messages=3000, seed=1))
                     .messages(batch_size=3000))  # fmt: skip
     sent = set(zip(expected.keys, expected.payloads, expected.timestamps_ms.tolist(), strict=True))

@@ -39,6 +39,8 @@ def _exact_counts() -> Counter:
     return exact
 
 
+# Its own deadlines: 120 s to the kill point, 60 s for the kill, 600 s for the resume.
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize(("table", "version", "delay_s"), [
     (("bronze", "raw_events"), 1, 0.0),   # right after a commit: between batches
     (("bronze", "raw_events"), 1, 0.3),   # while the next batch's tasks land files
@@ -56,7 +58,7 @@ def test_killed_run_resumes_without_loss_or_double_count(bootstrap, tmp_path, ta
         time.sleep(delay_s)
     finally:
         first.send_signal(signal.SIGKILL)
-        first.wait()
+        first.wait(timeout=60)  # SIGKILL cannot be refused: a minute is ample
     finished = subprocess.run(_command(bootstrap, topic, warehouse.root), env=env,  # noqa: S603
                               capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
     assert finished.returncode == 0, finished.stderr[-2000:]

@@ -104,6 +104,9 @@ def _task_executors(events: Path) -> Counter:
     return executors
 
 
+# ~110 s alone; its own deadlines: 60 s for the cluster, 420 s to the kill point, 30 s for
+# the kill, 600 s for the resume.
+@pytest.mark.timeout(1200)
 def test_killed_driver_resumes_on_a_cluster_with_the_warehouse_in_object_storage(
         cluster, bootstrap, s3_options, s3_fs, s3_bucket, tmp_path):  # fmt: skip
     warehouse, events = f"s3://{s3_bucket}/infra", tmp_path / "events"

@@ -9,6 +9,7 @@ from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from core.kafka.admin import ensure_topic
 from core.kafka.source import KafkaTopic, read_kafka_stream
+from tests.integration.waiting import await_query
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -18,7 +19,7 @@ def _drain(spark, kafka, topic, checkpoint, cap=None):
     frame = read_kafka_stream(spark, KafkaTopic(kafka, topic, max_offsets_per_trigger=cap))
     query = (frame.writeStream.foreachBatch(lambda df, _: batches.append(df.toPandas()))
              .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())  # fmt: skip
-    query.awaitTermination()
+    await_query(query)
     return batches
 
 
@@ -60,5 +61,5 @@ def test_reads_a_partition_backlog_larger_than_a_fetch_response_limit(spark, kaf
     query = (frame.writeStream
              .foreachBatch(lambda df, _: totals.append(df.agg(F.count("*"), F.sum(F.length("value"))).first()))
              .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())  # fmt: skip
-    query.awaitTermination(300)
+    await_query(query, 300)
     assert [tuple(t) for t in totals] == [(220, 220 << 19)]

@@ -18,6 +18,7 @@ from silver.blocks import unpack
 from silver.groupings.registry import make_grouping
 from silver.schemas import ROUTED_ARROW
 from silver.stream import read_bronze_blocks, route_blocks, route_stream, splitter_group_keys
+from tests.integration.waiting import await_query
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -67,7 +68,7 @@ def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: di
         .trigger(availableNow=True)
         .start()
     )
-    query.awaitTermination()
+    await_query(query)
     return pd.concat(collected, ignore_index=True) if collected else pd.DataFrame()
 
 

@@ -15,6 +15,7 @@ from silver.blocks import ROUTED_BLOCKS_DDL, pack
 from silver.schemas import ROUTED_ARROW
 from silver.sink import ROUTED_TABLE_COLUMNS, SilverTables, silver_batch_writer
 from silver.stream import route_stream
+from tests.integration.waiting import await_query
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -42,7 +43,7 @@ def _run(spark, tmp_path, backend):
     query = (routed.writeStream.foreachBatch(writer)
              .option("checkpointLocation", str(tmp_path / "ckpt"))
              .trigger(availableNow=True).start())  # fmt: skip
-    query.awaitTermination()
+    await_query(query)
 
 
 def test_every_message_is_routed_or_quarantined_once_and_gold_counts_are_exact(spark, tmp_path):

@@ -15,6 +15,7 @@ from silver.groupings.hashing import hash_keys
 from silver.routed_source import read_worker_blocks
 from silver.sink import ROUTED_TABLE_ARROW
 from silver.windows import WorkerTables, serve_workers, worker_tables_writer
+from tests.integration.waiting import await_query
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -45,7 +46,7 @@ def _run_workers(spark, tmp_path, tables: WorkerTables) -> None:
     query = (served.writeStream.foreachBatch(writer)
              .option("checkpointLocation", str(tmp_path / "ckpt"))
              .trigger(availableNow=True).start())  # fmt: skip
-    query.awaitTermination()
+    await_query(query)
 
 
 def test_workers_partials_give_the_accumulators_figures_once(spark, tmp_path):
@@ -92,6 +93,6 @@ def test_a_query_killed_while_writing_its_first_offset_starts_again(spark, tmp_p
                                 spread_group_keys(WORKERS, 2), 1)  # fmt: skip
     writer = worker_tables_writer(DeltaRsBackend(), LOCAL_FILES, tables, "r", "r-workers")
     stage = Stage("workers", serve_workers(blocks, 15_000, 2.0, 4.0), writer, str(tmp_path / "ckpt"))
-    start_query(stage, availableNow=True).awaitTermination()
+    await_query(start_query(stage, availableNow=True))
     windows = DeltaRsBackend().read(tables.windows).to_pandas()
     assert windows["tuples"].sum() == sum(c.num_rows for c in commits)

@@ -1,14 +1,23 @@
 """User mistakes on the command line: one line on stderr naming the problem, exit code 2.
 
 None of these may start Spark or a broker: each fails while the options are
-read or checked, so the whole module runs in about a second.
+read or checked. The tables call ``main`` in-process (milliseconds a case) for
+what each message says; ``test_seen_as_a_user`` runs ``dkg`` as a process once
+for every way a mistake reaches the console (argparse, a command's own checks,
+config files, the broker and warehouse checks, ``--verbose``) and reads its
+whole stderr. Mistakes found after Spark starts are in
+tests/integration/kafka/test_cli_mistakes.py.
 """
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from pipelines.cli import main
+from tests.dkg_process import dkg_all, one_error_line
 
 
 def _one_line_error(capsys, argv: list[str], *names: str) -> str:
@@ -126,3 +135,73 @@ def test_verbose_keeps_the_traceback_for_debugging(capsys):
     assert main(["--verbose", "run", "--dataset", "NOPE"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and err.strip().splitlines()[-1].startswith("dkg run: error:")
+
+
+# One process per path to the console: an interpreter start costs ~0.6 s of CPU
+# (pandas is imported while the parser is built), so all the cases above as
+# processes would add ~45 s of CPU; these ~20 run a few at a time.
+AS_A_USER: dict[str, tuple[list[str], list[str]]] = {
+    "option type": (["run", "--workers", "-3"], ["--workers", "at least 1"]),
+    "unknown option": (["run", "--frobnicate"], ["unrecognized arguments", "--frobnicate"]),
+    "no command": ([], ["COMMAND"]),
+    "nested command option": (["kafka", "up", "--port", "70000"], ["--port", "70000"]),
+    "command check": (["run", "--format", "keyed-json"], ["--topic"]),
+    "grouping parameter": (["run", "--grouping", "DYNAMIC_KEY(mode=turbo)"], ["mode"]),
+    "unknown dataset": (["run", "--dataset", "NOPE"], ["unknown dataset", "NOPE"]),
+    "setting typo": (["run", "--set", "run.wrokers=3"], ["run.wrokers"]),
+    "yaml syntax": (["run", "--config", "bad.yaml", "--warehouse", "wh"], ["bad.yaml", "not valid YAML"]),
+    "missing config": (["simulate", "--config", "nope.yaml"], ["nope.yaml", "No such file"]),
+    "unknown profile": (["config", "show", "--profile", "prod"], ["no profile 'prod'"]),
+    "closed broker port (run)": (["run", "--bootstrap-servers", "127.0.0.1:1", "--messages", "10",
+                                  "--warehouse", "wh"], ["cannot reach Kafka", "127.0.0.1:1", "refused"]),
+    "closed broker port (produce)": (["produce", "--topic", "t", "--bootstrap-servers", "127.0.0.1:1"],
+                                     ["cannot reach Kafka", "127.0.0.1:1"]),
+    "read-only warehouse": (["run", "--messages", "10", "--warehouse", "/sys/dkg-warehouse"],
+                            ["/sys/dkg-warehouse", "not writable"]),
+    "warehouse under a file": (["sql", "SELECT 1", "--warehouse", "plain-file/wh"],
+                               ["plain-file/wh"]),
+    "unreadable query file": (["sql", "--file", "none.sql"], ["cannot read", "none.sql"]),
+    "join option": (["join", "--topics", "only-one"], ["--topics takes LEFT,RIGHT"]),
+    "bad csv line": (["simulate", "--input", "bad.csv"], ["line 2"]),
+    "closed spark master port": (["run", "--mode", "CLUSTER", "--master", "spark://127.0.0.1:1",
+                                  "--warehouse", "wh"], ["Spark master", "127.0.0.1:1", "refused"]),
+}  # fmt: skip
+"""Name -> command line and words its one error line must contain."""
+
+
+@pytest.fixture(scope="module")
+def seen(tmp_path_factory) -> tuple[Path, dict[tuple[str, ...], subprocess.CompletedProcess[str]]]:
+    """Every ``AS_A_USER`` case's finished process, run from one working directory."""
+    cwd = tmp_path_factory.mktemp("as-a-user")
+    (cwd / "plain-file").write_text("x")
+    (cwd / "bad.csv").write_text("a,1,10\nb,x,20\n")
+    (cwd / "bad.yaml").write_text("run: [workers: 3\n")
+    # ~0.6 s each on an idle machine: 30 s only fails a process that hangs, well
+    # inside the test time limit even for five rounds of four.
+    return cwd, dkg_all([argv for argv, _ in AS_A_USER.values()], cwd, timeout_s=30)
+
+
+@pytest.mark.parametrize("case", AS_A_USER)
+def test_seen_as_a_user(seen, case):
+    argv, names = AS_A_USER[case]
+    # argparse names the program alone for mistakes before the subcommand's own options.
+    command = "" if case in {"unknown option", "no command"} else argv[0]
+    err = one_error_line(seen[1][tuple(argv)], command)
+    for name in names:
+        assert name in err, err
+
+
+def test_seen_as_a_user_left_nothing_behind(seen):
+    # No case got as far as writing a table (./lakehouse is the default warehouse);
+    # run checks its warehouse is writable before the broker, which leaves wh/ empty.
+    assert not (seen[0] / "lakehouse").exists()
+    assert {p.name for p in seen[0].iterdir()} <= {"bad.csv", "bad.yaml", "plain-file", "wh"}
+    assert not (seen[0] / "wh").exists() or not list((seen[0] / "wh").iterdir())
+
+
+def test_verbose_shows_the_traceback_to_a_user(tmp_path):
+    from tests.dkg_process import dkg
+
+    done = dkg(["--verbose", "simulate", "--dataset", "NOPE"], tmp_path)
+    assert done.returncode == 2 and "Traceback" in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("dkg simulate: error:")

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from core.logs import configure_logging
-from core.spark.jvm_output import JvmStderrFilter
+from core.spark.jvm_output import JvmStderrFilter, start_failure
 from pipelines.progress import ProgressReporter, offset_total
 
 
@@ -84,6 +84,23 @@ def test_jvm_filter_drops_banners_and_harmless_errors_with_their_traces():
         "org.apache.spark.SparkException: Python worker exited unexpectedly",
         "\tat org.apache.spark.api.python.BasePythonRunner.read(PythonRunner.scala:100)",
     ]
+
+
+@pytest.mark.parametrize(("lines", "reason"), [
+    (["WARNING: Using incubator modules: jdk.incubator.vector",
+      "Using Spark's default log4j profile: org/apache/spark/log4j2-defaults.properties",
+      "26/11/25 03:39:52 WARN Utils: Your hostname, vm, resolves to a loopback address",
+      'Exception in thread "main" org.apache.spark.SparkException: Master must either be yarn '
+      "or start with spark, k8s, or local",
+      "\tat org.apache.spark.deploy.SparkSubmit.error(SparkSubmit.scala:1068)"],
+     "Master must either be yarn or start with spark, k8s, or local"),
+    (["Invalid maximum heap size: -Xmxlots", "Error: Could not create the Java Virtual Machine.",
+      "Error: A fatal exception has occurred. Program will exit."],
+     "Invalid maximum heap size: -Xmxlots"),
+    (["WARNING: Using incubator modules: jdk.incubator.vector", ""], None),
+])  # fmt: skip
+def test_the_line_that_says_why_the_jvm_did_not_start(lines, reason):
+    assert start_failure(line + "\n" for line in lines) == reason
 
 
 def test_third_party_chatter_is_quiet_unless_verbose():
