@@ -19,6 +19,7 @@ from bronze.datasets.wikipedia import (
     WikipediaPageviewsByLangDataset,
     WikipediaPageviewsDataset,
 )
+from bronze.datasets.words import WORD_DATASETS, WordsDataset
 from bronze.datasets.zipf import ZipfDataset, ZipfShiftingDataset
 
 __all__ = ["UnknownDatasetError", "canonical_name", "dataset_names", "make_dataset"]
@@ -40,6 +41,7 @@ _FIXED: dict[str, Callable[[DatasetSpec], Dataset]] = {
     "WIKIPEDIA_PAGEVIEWS": WikipediaPageviewsDataset,
     "WIKIPEDIA_PAGEVIEWS_BY_LANG": WikipediaPageviewsByLangDataset,
     "WIKIPEDIA_CLICKSTREAM": WikipediaClickstreamDataset,
+    **{name: lambda spec, name=name: WordsDataset(spec, name) for name in WORD_DATASETS},
 }
 
 

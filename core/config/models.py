@@ -43,7 +43,9 @@ def _setting(default: Any, description: str, **constraints: Any) -> Any:
 class DatasetConfig(_Section):
     """Generated data: what `dkg run`, `dkg produce` and `dkg simulate` generate."""
 
-    name: str = _setting("ZIPF", "dataset (the seed's source type): ZIPF, COUNTRY_SKEW_R80, ...")
+    name: str = _setting(
+        "ZIPF", "dataset (the seed's source type): ZIPF, COUNTRY_SKEW_R80, WORDS_EN, ..."
+    )
     messages: int = _setting(100_000, "messages to generate", ge=0)
     rate: float = _setting(2000.0, "messages per second of event time", gt=0)
     seed: int = _setting(42, "random seed of the generator; same seed, same messages")

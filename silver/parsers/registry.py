@@ -5,8 +5,8 @@ event_time_ms), ...]`` and raises :class:`ParseError` (with a short ``reason``)
 for a message it cannot read. Parsers are plain module-level functions, so
 Spark can pickle them into pandas UDFs.
 
-- ``COUNTRY_SKEW_R{r}``, ``COUNTRY_HALF_SKEW_R{r}``, ``ZIPF``, ``ZIPF_SHIFTING``:
-  keyed JSON (:mod:`silver.parsers.keyed_json`).
+- ``COUNTRY_SKEW_R{r}``, ``COUNTRY_HALF_SKEW_R{r}``, ``ZIPF``, ``ZIPF_SHIFTING``,
+  ``WORDS_EN`` and the other word streams: keyed JSON (:mod:`silver.parsers.keyed_json`).
 - ``TWITTER_TICKER``: cashtags of a JSON tweet; ``TWITTER_ELECTION``: its
   @mentions and #hashtags (:mod:`silver.parsers.json_tweets`).
 - ``WIKIPEDIA_PAGEVIEWS`` (key = page title), ``WIKIPEDIA_PAGEVIEWS_BY_LANG``
@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from bronze.datasets.words import WORD_DATASETS
 from silver.parsers.clickstream import parse_clickstream
 from silver.parsers.common import ParseError, Parser
 from silver.parsers.json_tweets import parse_election_tweet, parse_ticker_tweet
@@ -52,6 +53,7 @@ _PARSERS: dict[str, Parser] = {
     "WIKIPEDIA_PAGEVIEWS": parse_pageviews,
     "WIKIPEDIA_PAGEVIEWS_BY_LANG": parse_pageviews_by_lang,
     "WIKIPEDIA_CLICKSTREAM": parse_clickstream,
+    **dict.fromkeys(WORD_DATASETS, parse_keyed_json),
 }
 
 

@@ -7,8 +7,12 @@ warm-up a key is re-examined: when its estimated share reaches
 ``theta = hot_share_factor / W`` it becomes hot and gets a pool; a hot key's pool
 is grown to ``ceil(share * W * (1 + headroom))`` members, adding the currently
 least-loaded workers, and by one more while even its least-loaded member is
-above the mean load by more than ``overload_tolerance``. A hot key whose share
-falls below ``theta / 2`` (or that the summary evicts) is cold again. Pools
+above the mean load by more than ``overload_tolerance``. With ``relief =
+relief_share_factor / W > 0`` a key with a share in ``[relief, theta)`` also
+becomes hot, but only while its home worker is above the mean by more than
+``overload_tolerance``; its pool then grows by the same two rules (usually by
+one worker). A hot key whose share falls below ``theta / 2`` (``min(theta,
+relief) / 2`` with relief on), or that the summary evicts, is cold again. Pools
 never shrink while hot: a shrink would only split the key's state again later.
 """
 
@@ -82,22 +86,24 @@ def _release(slot, sk_hot, hot_slot, hot_size):
 @numba.njit(cache=True)
 def _examine(slot, home, share, f_params, initial_pool, sent, total,
              sk_hot, hot_slot, hot_size, hot_members):  # fmt: skip
-    theta, headroom, tolerance = f_params[0], f_params[1], f_params[2]
+    theta, headroom, tolerance, relief = f_params[0], f_params[1], f_params[2], f_params[4]
     workers = sent.shape[0]
+    mean = total / workers
     h = sk_hot[slot]
     if h < 0:
-        if share < theta:
+        # Below theta a key is split only to relieve its overloaded home (relief > 0).
+        if share < theta and (relief <= 0.0 or share < relief
+                              or sent[home] <= mean * (1.0 + tolerance)):  # fmt: skip
             return
         h = _make_hot(slot, home, initial_pool, sk_hot, hot_slot, hot_size, hot_members)
         if h < 0:
             return
-    elif share < theta / 2.0:
+    elif share < (min(theta, relief) if relief > 0.0 else theta) / 2.0:
         _release(slot, sk_hot, hot_slot, hot_size)
         return
     target = min(workers, int(np.ceil(share * workers * (1.0 + headroom))))
     while hot_size[h] < target and _add_least_loaded(h, hot_size, hot_members, sent, 2**62):
         pass
-    mean = total / workers
     if hot_size[h] < workers:
         floor = sent[_pool_min(h, hot_size, hot_members, sent)]
         if floor > mean * (1.0 + tolerance):
@@ -109,7 +115,8 @@ def route_adaptive_rule(fingerprints, homes, times, p_ints, f_params, clock, wei
                         sk_fp, sk_counts, sk_errors, sk_heap, sk_heap_pos, sk_index,
                         sk_hot, sk_last_check, hot_slot, hot_size, hot_members):  # fmt: skip
     """Route a batch; ``clock`` = [start_ms, next_cycle_ms, cycle, total] and
-    ``weighted`` = [decayed stream length] are mutated."""
+    ``weighted`` = [decayed stream length] are mutated. ``f_params`` = [theta,
+    headroom, overload_tolerance, decay, relief]."""
     initial_pool, warm_up_ms, check_ms, cycle_ms = p_ints[0], p_ints[3], p_ints[4], p_ints[5]
     decay = f_params[3]
     workers = sent.shape[0]

@@ -45,8 +45,9 @@ class DynamicKeyGrouping(Grouping[DynamicKeyParams, DynamicKeyState]):
             )  # fmt: skip
         else:
             floats = np.array(
-                [p.hot_share_factor / self.workers, p.headroom, p.overload_tolerance, p.decay]
-            )
+                [p.hot_share_factor / self.workers, p.headroom, p.overload_tolerance, p.decay,
+                 p.relief_share_factor / self.workers]
+            )  # fmt: skip
             out = route_adaptive_rule(
                 hashes.fingerprint, hashes.home, event_times_ms, self._int_params(), floats,
                 s.clock, s.weighted, s.sent, s.sk_fp, s.sk_counts, s.sk_errors, s.sk_heap,

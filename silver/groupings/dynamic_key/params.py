@@ -12,7 +12,12 @@ hot key's pool is sized to its estimated share (``ceil(share * W * (1 +
 headroom))``) and grows with the least-loaded workers rather than the next in
 the ring; and a pool also grows while all its members sit above the mean load by
 more than ``overload_tolerance``. Cold keys keep ``initial_pool`` workers
-(1 in adaptive mode: only hot keys pay for splitting).
+(1 in adaptive mode: only hot keys pay for splitting), except that a key whose
+share reaches ``relief_share_factor / W`` is also split when its home worker is
+above the mean load by more than ``overload_tolerance``: on flat heads (word
+streams, where dozens of keys weigh about 1/W) the keys just below the hot
+threshold would otherwise pin overloaded workers. ``relief_share_factor: 0``
+is the adaptive rule without that relief, routing exactly as before it existed.
 
 Unset fields take their mode's default (see ``MODE_DEFAULTS``).
 """
@@ -54,6 +59,8 @@ class DynamicKeyParams(GroupingParams):
         overload_tolerance: adaptive: grow a pool while its least-loaded member
             is above the mean load by more than this fraction.
         decay: adaptive: summary counts are multiplied by this every cycle.
+        relief_share_factor: adaptive: a key whose share >= factor / W is split
+            when its home is overloaded; 0 turns this off.
     """
 
     mode: Literal["seed", "adaptive"] = "adaptive"
@@ -70,6 +77,9 @@ class DynamicKeyParams(GroupingParams):
     headroom: float = Field(default=0.2, ge=0)
     overload_tolerance: float = Field(default=0.01, ge=0)
     decay: float = Field(default=0.5, gt=0, le=1)
+    # 0.1 by measurement (docs/benchmarks.md, 2026-11-25): 0.05 and 0.02 balance
+    # no better and cost more dist_cost with several splitters.
+    relief_share_factor: float = Field(default=0.1, ge=0, le=1)
 
     @model_validator(mode="before")
     @classmethod
@@ -94,3 +104,9 @@ class DynamicKeyParams(GroupingParams):
         baby_cap = max(1, math.floor(n * baby))
         teen_cap = max(1, math.floor(n * teen))
         return baby_cap, teen_cap, max(1, n - baby_cap - teen_cap)
+
+    def tracked_share_factor(self) -> float:
+        """The smallest share factor the adaptive mode acts on (sizes its summary)."""
+        if self.relief_share_factor > 0:
+            return min(self.hot_share_factor, self.relief_share_factor)
+        return self.hot_share_factor

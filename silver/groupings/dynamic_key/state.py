@@ -55,7 +55,7 @@ def initial_dynamic_key_state(workers: int, params: DynamicKeyParams) -> Dynamic
     """Empty state sized for ``workers`` and the mode in ``params``."""
     seed = params.mode == "seed"
     keys = params.distinct_key_count if seed else 0
-    theta = params.hot_share_factor / workers
+    theta = params.tracked_share_factor() / workers
     capacity = 0 if seed else capacity_for(theta, params.error_ratio)
     hot = 0 if seed else int(np.ceil(4.0 / (3.0 * theta))) + 1
     sketch = SpaceSavingArrays.empty(max(capacity, 1))

@@ -9,6 +9,7 @@ from bronze.datasets.country import CountryHalfSkewDataset, CountrySkewDataset
 from bronze.datasets.registry import UnknownDatasetError, dataset_names, make_dataset
 from bronze.datasets.twitter import TwitterTickerDataset
 from bronze.datasets.wikipedia import WikipediaPageviewsByLangDataset
+from bronze.datasets.words import WordsDataset
 
 
 @pytest.mark.parametrize(("name", "canonical", "cls"), [
@@ -21,6 +22,8 @@ from bronze.datasets.wikipedia import WikipediaPageviewsByLangDataset
     ("COUNTRY_SKEW_R100", "COUNTRY_SKEW_R100", CountrySkewDataset),
     ("COUNTRY_HALF_SKEW_R80", "COUNTRY_HALF_SKEW_R80", CountryHalfSkewDataset),
     ("country_half_skew_r33", "COUNTRY_HALF_SKEW_R33", CountryHalfSkewDataset),
+    ("words_en", "WORDS_EN", WordsDataset),
+    ("Words_Ja", "WORDS_JA", WordsDataset),
 ])  # fmt: skip
 def test_names_are_case_insensitive(name, canonical, cls):
     dataset = make_dataset(DatasetSpec(name=name, messages=1))
@@ -58,4 +61,10 @@ def test_dataset_names():
         "WIKIPEDIA_PAGEVIEWS",
         "WIKIPEDIA_PAGEVIEWS_BY_LANG",
         "WIKIPEDIA_CLICKSTREAM",
+        "WORDS_EN",
+        "WORDS_DE",
+        "WORDS_ES",
+        "WORDS_FR",
+        "WORDS_RU",
+        "WORDS_JA",
     ]

@@ -10,6 +10,7 @@ import pytest
 from bronze.datasets.base import DatasetSpec, MessageBatch, TupleBatch
 from bronze.datasets.chunked import CHUNK_MESSAGES
 from bronze.datasets.registry import dataset_names, make_dataset
+from bronze.datasets.words import WORD_DATASETS
 from silver.parsers.registry import parser_for
 
 NAMES = [
@@ -25,6 +26,7 @@ NAMES = [
     "WIKIPEDIA_PAGEVIEWS",
     "WIKIPEDIA_PAGEVIEWS_BY_LANG",
     "WIKIPEDIA_CLICKSTREAM",
+    *WORD_DATASETS,
 ]
 # More than one internal chunk, so chunk borders are crossed.
 MESSAGES = CHUNK_MESSAGES + 1_808

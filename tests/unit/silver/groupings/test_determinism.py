@@ -12,6 +12,8 @@ VARIANTS = [(name, {}) for name in GROUPING_NAMES] + [
     ("DYNAMIC_KEY", {"mode": "seed", "key_space_cycle_ms": 2000, "check_interval_ms": 3000,
                      "warm_up_ms": 1000}),
     ("CONSISTENT_HASH", {"strategy": "halving"}),
+    ("DYNAMIC_KEY", {"relief_share_factor": 0}),
+    ("DYNAMIC_KEY", {"relief_share_factor": 0.5, "hot_share_factor": 1.0}),
 ]  # fmt: skip
 
 

@@ -60,3 +60,38 @@ def test_a_hot_key_that_cools_down_is_released():
     assert "burst" not in {h.key for h in grouping.hot_keys()}
     fp = int(hash_keys(["burst"]).fingerprint[0])
     assert grouping.pool_of(fp) == ()
+
+
+def _flat_head_stream(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """40 keys of 1.5 % each (below 0.25 / W at W=10), the rest over 3,000 rare keys."""
+    rng = np.random.default_rng(seed)
+    p = np.concatenate([np.full(40, 0.015), np.full(3000, 0.4 / 3000)])
+    vocabulary = np.array([f"w{i}" for i in range(len(p))], dtype=object)
+    return vocabulary[rng.choice(len(p), size=n, p=p / p.sum())], np.arange(n) // 2, p
+
+
+def test_relief_splits_keys_below_the_hot_threshold_that_pin_an_overloaded_home():
+    workers = 10
+    keys, times, p = _flat_head_stream(400_000)
+    old = DynamicKeyGrouping(workers, DynamicKeyParams(relief_share_factor=0))
+    new = DynamicKeyGrouping(workers, DynamicKeyParams(relief_share_factor=0.1))
+    routed_old, routed_new = old.route(keys, times), new.route(keys, times)
+    # Without relief every head key stays on its home, so the loads are KEY's:
+    # the hash placement of 40 equal keys over 10 workers.
+    homes = hash_keys(keys).home % workers
+    assert np.array_equal(np.bincount(routed_old, minlength=workers),
+                          np.bincount(homes, minlength=workers))  # fmt: skip
+    assert _imbalance(routed_old, workers) > 1e-2
+    assert _imbalance(routed_new, workers) < 1e-3
+    spread = pd.DataFrame({"k": keys, "w": routed_new}).groupby("k")["w"].nunique()
+    rare = [f"w{i}" for i in range(40, len(p))]
+    assert spread.reindex(rare).dropna().max() == 1  # below relief / W: never split
+    assert 1 < spread.sum() / len(spread) < 1.1
+
+
+def test_relief_zero_leaves_keys_below_the_hot_threshold_whole():
+    workers = 10
+    keys, times, _ = _flat_head_stream(100_000, seed=4)
+    grouping = DynamicKeyGrouping(workers, DynamicKeyParams(relief_share_factor=0))
+    routed = grouping.route(keys, times)
+    assert pd.DataFrame({"k": keys, "w": routed}).groupby("k")["w"].nunique().max() == 1
