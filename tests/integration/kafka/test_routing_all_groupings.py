@@ -28,8 +28,6 @@ from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from silver.groupings.registry import GROUPING_NAMES, make_grouping
 
-pytestmark = pytest.mark.slow
-
 # 3,000 ZIPF messages over 200 keys at 15 messages/s of event time: 200 s, long
 # enough for every grouping's warm-up, check and decision intervals to pass, and
 # skewed enough that every grouping but KEY splits or moves keys. 1,000 offsets
@@ -44,7 +42,8 @@ PARTITIONS = 3
 WORKERS = 4
 DATASET = ["--source", "ZIPF", "--messages", str(MESSAGES), "--keys", "200", "--rate", "15",
            "--seed", "7"]  # fmt: skip
-_JOB_TIMEOUT_S = 900
+_JOB_TIMEOUT_S = 480  # about 90 s on an idle 2-core machine
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(_JOB_TIMEOUT_S + 90)]
 _CONSUME_TIMEOUT_S = 60
 
 
