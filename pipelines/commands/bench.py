@@ -38,12 +38,14 @@ def add_parser(subparsers: Any) -> None:
     """Register ``bench``."""
     parser = subparsers.add_parser(
         "bench", help="measure every grouping's balance, replication and routing speed",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__,
     )  # fmt: skip
     parser.add_argument(
         "--messages", type=positive_int, default=1_000_000, help="messages per workload"
     )
-    parser.add_argument("--grouping", default=GROUPINGS, help="groupings to measure")
+    parser.add_argument("--grouping", default=GROUPINGS, metavar="GROUPINGS",
+                        help="groupings to measure, a comma list (default: all of them, with "
+                        "DYNAMIC_KEY also in seed mode and CONSISTENT_HASH with both strategies)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(handler=run)
 

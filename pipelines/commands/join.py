@@ -45,7 +45,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``join``."""
     parser = subparsers.add_parser(
         "join", help="the stream-stream join: two topics -> silver.joined -> gold.join_stats",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__,
     )  # fmt: skip
     parser.add_argument("--lefts", type=positive_int, help="left records (join.lefts)")
     parser.add_argument("--match-ratio", type=float, help="share of lefts with a right partner")
