@@ -44,8 +44,8 @@ def add_parser(subparsers: Any) -> None:
         "--messages", type=positive_int, default=1_000_000, help="messages per workload"
     )
     parser.add_argument("--grouping", default=GROUPINGS, metavar="GROUPINGS",
-                        help="groupings to measure, a comma list (default: all of them, with "
-                        "DYNAMIC_KEY also in seed mode and CONSISTENT_HASH with both strategies)")  # fmt: skip
+                        help="groupings to measure, a comma list (default: every grouping, "
+                        "DYNAMIC_KEY and CONSISTENT_HASH in several settings)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(handler=run)
 
