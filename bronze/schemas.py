@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["RAW_EVENTS_ARROW", "RAW_EVENTS_COLUMNS", "RAW_EVENTS_DDL"]
+__all__ = ["RAW_EVENTS_ARROW", "RAW_EVENTS_COLUMNS"]
 
 # Same columns as Spark's Kafka source, plus the run that landed the message.
-RAW_EVENTS_DDL = (
-    "run_id STRING, topic STRING, partition INT, offset LONG, timestamp TIMESTAMP, "
-    "key BINARY, value BINARY"
-)
 RAW_EVENTS_COLUMNS = ("run_id", "topic", "partition", "offset", "timestamp", "key", "value")
-# The same, as the Arrow schema of the table (what Spark's rows convert to).
+# The Arrow schema of the table (what Spark's rows convert to).
 RAW_EVENTS_ARROW = pa.schema([
     ("run_id", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
     ("offset", pa.int64()), ("timestamp", pa.timestamp("us", tz="UTC")),

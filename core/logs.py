@@ -8,10 +8,12 @@ Spark JVM's own log (see :func:`verbose`, read by ``build_spark``).
 from __future__ import annotations
 
 import logging
+import math
 import sys
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["THIRD_PARTY_LOGGERS", "configure_logging", "verbose"]
+__all__ = ["THIRD_PARTY_LOGGERS", "configure_logging", "figure", "figures", "verbose"]
 
 THIRD_PARTY_LOGGERS = {"py4j": logging.WARNING, "numba": logging.WARNING,
                        "urllib3": logging.WARNING, "great_expectations": logging.WARNING,
@@ -84,3 +86,28 @@ def _quiet_pyspark_errors(name: str, quiet: bool) -> None:
         # A plain logger made above would not accept pyspark's keyword arguments:
         # drop it so pyspark builds its own (a PySparkLogger) on first use.
         del logging.Logger.manager.loggerDict[name]
+
+
+def figure(value: float, decimals: int | None = None) -> str:
+    """A number as a person reads it: ``12,345``, ``0.898``, ``1,115``.
+
+    Args:
+        value: the number (anything else is shown as ``str`` shows it).
+        decimals: digits after the point for a float; default: three significant
+            digits below 100, none from 100 on.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if decimals is not None:
+        return f"{value:,.{decimals}f}"
+    if not math.isfinite(value) or abs(value) < 100:
+        return f"{value:.3g}"
+    return f"{value:,.0f}"
+
+
+def figures(values: Mapping[str, float], unit: str = "", decimals: int | None = None) -> str:
+    """Named numbers on one line: ``bronze 12.6 s, silver 18.6 s`` (``unit="s", decimals=1``)."""
+    suffix = f" {unit}" if unit else ""
+    return ", ".join(f"{name} {figure(value, decimals)}{suffix}" for name, value in values.items())

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["phase_totals", "reset_phase_totals", "timed"]
+__all__ = ["phase_totals", "timed"]
 
 _totals: defaultdict[str, float] = defaultdict(float)
 
@@ -28,10 +28,5 @@ def timed(phase: str) -> Iterator[None]:
 
 
 def phase_totals() -> dict[str, float]:
-    """Seconds per phase since the last reset."""
+    """Seconds per phase since the process started."""
     return dict(_totals)
-
-
-def reset_phase_totals() -> None:
-    """Start counting from zero."""
-    _totals.clear()

@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from core.logs import figures
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 
@@ -30,6 +31,7 @@ logger = logging.getLogger(__name__)
 STATS_COLUMNS = ["run_id", "scope", "window_start_ms", "lefts", "matched", "unmatched",
                  "match_rate", "latency_p50_ms", "latency_p99_ms", "late_rights", "orphan_rights",
                  "duplicates_removed", "quarantined"]  # fmt: skip
+_FIGURES = STATS_COLUMNS[STATS_COLUMNS.index("lefts"):]
 CUMULATIVE_WINDOW = -1
 """``window_start_ms`` of the cumulative row (a real value, so MERGE can match it)."""
 
@@ -120,5 +122,6 @@ def refresh_join_gold(backend: TableBackend, warehouse: Warehouse, run_id: str,
                   ["run_id", "scope", "window_start_ms"], f"{run_id}-gold",
                   time.time_ns() // 1_000)  # fmt: skip
     cumulative = stats[stats["scope"] == "cumulative"].iloc[0].to_dict()
-    logger.info("gold.join_stats for %s: %s", run_id, cumulative)
+    logger.info("gold.join_stats for %s: %s", run_id,
+                figures({column: cumulative[column] for column in _FIGURES}))
     return cumulative

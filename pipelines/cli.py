@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
+import textwrap
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -27,12 +29,61 @@ class CommandLineError(Exception):
         self.prog = prog
 
 
+# Inline markup of a docstring: ``dkg run``, :func:`~pipelines.jobs.run_finite`, `x`.
+_RST_INLINE = re.compile(r"(?::[a-z]+:)?`+~?([^`]+?)`+")
+
+
+def _plain_text(text: str) -> str:
+    """A docstring as terminal text: inline reStructuredText markup dropped, ``::`` as ``:``."""
+    return _RST_INLINE.sub(r"\1", text).replace("::", ":")
+
+
+_WHOLE_WORDS = {"break_on_hyphens": False, "break_long_words": False}
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Descriptions in plain text, paragraph by paragraph; a default shown only when there is one.
+
+    An option shows ``(default: X)`` when X is a real value and its help does not
+    already say what the default is. Options left unset (None) fall back to the
+    configuration, which ``dkg config show`` prints with each value's origin.
+    """
+
+    # Lines break between words only: never inside an option (--bootstrap-servers)
+    # or a grouping list.
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = re.split(r"\n\s*\n", textwrap.dedent(_plain_text(text)).strip())
+        return "\n\n".join(
+            textwrap.fill(" ".join(p.split()), width, initial_indent=indent,
+                          subsequent_indent=indent, **_WHOLE_WORDS)
+            for p in paragraphs
+        )  # fmt: skip
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, **_WHOLE_WORDS)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        unset = default is None or default is False or default == [] or default == argparse.SUPPRESS
+        if unset or "default" in text:
+            return text
+        shown = f"{default:,}" if type(default) is int else "%(default)s"
+        return f"{text} (default: {shown})"
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a mistake raises instead of printing usage and exiting.
 
     ``main`` then prints one line naming the problem (exit code 2) and tests can
-    call ``main`` without catching ``SystemExit``. Subparsers share the class.
+    call ``main`` without catching ``SystemExit``. Subparsers share the class,
+    and with it the help formatter.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """An ``argparse.ArgumentParser`` that formats its help with ``_HelpFormatter``."""
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise CommandLineError(self.prog, message)

@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from bronze.stage import BRONZE
 from core.kafka.source import KafkaTopic
+from core.logs import figures
 from core.profiling import phase_totals
 from core.run_spec import RunSpec
 from core.spark.input_rows import input_rows
@@ -115,5 +116,5 @@ def run_finite(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Wa
     refresh_gold(backend, warehouse, spec, times.seconds.get("silver", 0.0))
     times.seconds["gold"] = time.monotonic() - started
     done("gold")
-    logger.info("run %s stages: %s", spec.run_id, times.seconds)
+    logger.info("run %s stages: %s", spec.run_id, figures(times.seconds, "s", decimals=1))
     return times

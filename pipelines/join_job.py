@@ -26,6 +26,7 @@ from core.config import JoinConfig
 from core.kafka.admin import BrokerError, end_offsets, topic_exists
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic, read_kafka_stream
+from core.logs import figure, figures
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.join_stats import refresh_join_gold
@@ -141,9 +142,12 @@ def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, back
              .trigger(availableNow=True).start())  # fmt: skip
     query.awaitTermination()
     for progress in query.recentProgress:
+        phases = dict(progress.get("durationMs") or {})
+        total_ms = phases.pop("triggerExecution", 0)
+        slowest_first = dict(sorted(phases.items(), key=lambda item: -item[1]))
         logger.info("join batch %s: %s rows in %s ms (%s)", progress.get("batchId"),
-                    progress.get("numInputRows"), progress.get("durationMs", {}).get("triggerExecution"),
-                    progress.get("durationMs"))  # fmt: skip
+                    figure(progress.get("numInputRows") or 0), figure(total_ms),
+                    figures(slowest_first, "ms"))  # fmt: skip
 
 
 def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, backend: TableBackend,

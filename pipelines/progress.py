@@ -4,7 +4,8 @@ On a terminal, a tqdm bar on stderr shows what is done, the rate and any extra
 figures (e.g. the lag behind Kafka). When stderr is piped or redirected (CI,
 ``nohup``, a log file), a bar would spill control characters, so the same
 figures go to the log at INFO, at most one line per ``interval_s`` plus a last
-line when the work ends.
+line when the work ends. The logged rate is the units done since the work
+started over the seconds it has been running.
 """
 
 from __future__ import annotations
@@ -50,19 +51,33 @@ class ProgressReporter:
                          disable=not self._tty, leave=False, dynamic_ncols=True)  # fmt: skip
         self.total, self.unit, self.label = total, unit, label
         self.done, self.extra = 0, ""
+        self._first = 0  # units done before this work began (a resumed query's offsets)
         self._interval, self._clock = interval_s, clock
         self._started = clock()
         self._logged_at: float | None = None
         self._logged_done = -1
 
-    def update_to(self, done: int, label: str | None = None, rate: float | None = None,
-                  total: int | None = None, **extra: int | float | str) -> None:  # fmt: skip
+    def begin_at(self, done: int) -> None:
+        """Count from ``done``: units done before this work began, not by it.
+
+        A query resumed from a checkpoint starts at its stored offsets; the rate
+        counts only what it processes itself.
+        """
+        self.done = self._first = done
+        self._bar.n = self._bar.last_print_n = self._bar.initial = done
+
+    def rate(self) -> float:
+        """Units per second: the units done since the start over the seconds since the start."""
+        elapsed = self._clock() - self._started
+        return (self.done - self._first) / elapsed if elapsed > 0 else 0.0
+
+    def update_to(self, done: int, label: str | None = None, total: int | None = None,
+                  **extra: int | float | str) -> None:  # fmt: skip
         """Move to ``done`` units.
 
         Args:
             done: units done so far.
             label: a new label, or None to keep the current one.
-            rate: units per second; default: the average since the start.
             total: a new total (it may grow while the work runs), or None.
             **extra: more figures to show, e.g. ``lag=1200``.
         """
@@ -80,18 +95,14 @@ class ProgressReporter:
         # Work shorter than one interval logs nothing: it needs no progress report.
         since = self._started if self._logged_at is None else self._logged_at
         if self._clock() - since >= self._interval:
-            self._log(rate)
+            self._log()
 
-    def _log(self, rate: float | None) -> None:
-        now = self._clock()
-        if rate is None:
-            elapsed = now - self._started
-            rate = self.done / elapsed if elapsed > 0 else 0.0
+    def _log(self) -> None:
         of = f"/{_count(self.total)}" if self.total else ""
         extra = f", {self.extra}" if self.extra else ""
-        logger.info("%s: %s%s %s, %s %s/s%s", self.label or "progress", _count(self.done), of, self.unit,
-                    _count(rate), self.unit, extra)  # fmt: skip
-        self._logged_at, self._logged_done = now, self.done
+        logger.info("%s: %s%s %s, %s %s/s%s", self.label or "progress", _count(self.done), of,
+                    self.unit, _count(self.rate()), self.unit, extra)  # fmt: skip
+        self._logged_at, self._logged_done = self._clock(), self.done
 
     def close(self, failed: bool = False) -> None:
         """End the bar; off a terminal, log the final figures after earlier lines.
@@ -102,7 +113,7 @@ class ProgressReporter:
         self._bar.close()
         logged_before = self._logged_at is not None
         if not self._tty and not failed and logged_before and self._logged_done != self.done:
-            self._log(None)
+            self._log()
 
     def __enter__(self) -> ProgressReporter:
         return self

@@ -1,11 +1,16 @@
 """Progress of streaming queries: one ``StreamingQueryListener`` for the whole job.
 
 Spark reports each micro-batch on the driver (``batchId``, ``numInputRows``,
-``processedRowsPerSecond``, the source's offsets); this listener turns those
-reports into one :class:`~pipelines.progress.ProgressReporter` per query. For
-a query that reads Kafka (``bronze``) it also shows the lag: messages in the
-topic (the source's ``latestOffset``, else the broker's end offsets) minus the
-messages the query has processed (the batch's ``endOffset``).
+the source's offsets); this listener turns those reports into one
+:class:`~pipelines.progress.ProgressReporter` per query. For a query that reads
+Kafka (``bronze``) it also shows the lag: messages in the topic (the source's
+``latestOffset``, else the broker's end offsets) minus the messages the query
+has processed (the batch's ``endOffset``).
+
+The rate shown is the query's records since it started over the seconds since
+it started. Spark's ``processedRowsPerSecond`` is not used: it covers one
+micro-batch and counts the rows of the source, and silver's source packs many
+records into one row.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ class StreamProgressListener(StreamingQueryListener):
 
     def __init__(self, kafka_end: Callable[[], int] | None = None,
                  lag_queries: Collection[str] = ("bronze",), interval_s: float = 2.0,
-                 end_every_s: float = 5.0) -> None:  # fmt: skip
+                 end_every_s: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         """Build the listener; register it with ``spark.streams.addListener``.
 
         Args:
@@ -46,12 +52,14 @@ class StreamProgressListener(StreamingQueryListener):
             lag_queries: names of the queries that read Kafka.
             interval_s: least seconds between two log lines per query (off a terminal).
             end_every_s: least seconds between two ``kafka_end`` calls.
+            clock: seconds, monotonic (injected by tests).
         """
         super().__init__()
         self._kafka_end, self._lag_queries = kafka_end, set(lag_queries)
-        self._interval, self._end_every = interval_s, end_every_s
+        self._interval, self._end_every, self._clock = interval_s, end_every_s, clock
         self._reporters: dict[str, ProgressReporter] = {}
         self._rows: dict[str, int] = {}
+        self._begun: set[str] = set()
         self._end: tuple[float, int] | None = None
         self._idle = threading.Condition()
         self._names: dict[str, str] = {}
@@ -66,7 +74,7 @@ class StreamProgressListener(StreamingQueryListener):
         with self._idle:
             self._reporters[str(event.id)] = ProgressReporter(
                 None, unit="msg" if name in self._lag_queries else "rows", label=name,
-                interval_s=self._interval)  # fmt: skip
+                interval_s=self._interval, clock=self._clock)  # fmt: skip
             self._rows[str(event.id)] = 0
             self._names[str(event.id)] = name
 
@@ -99,20 +107,22 @@ class StreamProgressListener(StreamingQueryListener):
         done, total = rows, None
         if name in self._lag_queries and progress.sources:
             source = progress.sources[0]
+            if key not in self._begun:  # its first batch starts where the checkpoint left off
+                self._begun.add(key)
+                reporter.begin_at(offset_total(source.startOffset) or 0)
             done = offset_total(source.endOffset) or 0
             end = offset_total(source.latestOffset)
             end = end if end is not None else self._topic_end()
             if end is not None:
                 total = max(end, done)
                 figures["lag"] = max(0, end - done)
-        rate = float(progress.processedRowsPerSecond or 0.0)
-        self.last[name] = {**figures, "rows": rows, "done": done, "rate": rate}
-        reporter.update_to(done, rate=rate, total=total, **figures)
+        reporter.update_to(done, total=total, **figures)
+        self.last[name] = {**figures, "rows": rows, "done": done, "rate": reporter.rate()}
 
     def _topic_end(self) -> int | None:
         if self._kafka_end is None:
             return None
-        now = time.monotonic()
+        now = self._clock()
         if self._end is None or now - self._end[0] >= self._end_every:
             self._end = (now, int(self._kafka_end()))
         return self._end[1]

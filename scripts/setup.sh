@@ -14,7 +14,9 @@ fi
 stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  # setuptools reports every editable install with a notice about folders named like a
+  # package in the working directory; here that is the layout, so the notice is noise.
+  PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install --quiet -e ".[dev]"
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

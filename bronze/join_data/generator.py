@@ -29,7 +29,6 @@ import pandas as pd
 __all__ = ["RECORD_COLUMNS", "JoinData", "JoinDataSpec", "generate"]
 
 RECORD_COLUMNS = ["side", "partition", "id", "created_ms", "arrival_ms", "phase"]
-_SIDES = ("left", "right")
 
 
 @dataclass(frozen=True)

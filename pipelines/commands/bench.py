@@ -75,12 +75,14 @@ def add_parser(subparsers: Any) -> None:
     """Register ``bench``."""
     parser = subparsers.add_parser(
         "bench", help="measure every grouping's balance, replication and routing speed",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__,
     )  # fmt: skip
     parser.add_argument(
         "--messages", type=positive_int, default=1_000_000, help="messages per workload"
     )
-    parser.add_argument("--grouping", default=GROUPINGS, help="groupings to measure")
+    parser.add_argument("--grouping", default=GROUPINGS, metavar="GROUPINGS",
+                        help="groupings to measure, a comma list (default: every grouping, "
+                        "DYNAMIC_KEY and CONSISTENT_HASH in several settings)")  # fmt: skip
     parser.add_argument(
         "--matrix", action="store_true",
         help="every skew dataset at W=10, 50, 100 with 1 and 4 splitters",

@@ -25,7 +25,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``check``."""
     parser = subparsers.add_parser(
         "check", help="validate the lakehouse tables with the data-quality suites",
-        description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description=__doc__,
     )  # fmt: skip
     parser.add_argument("--run-id", help="check only this run (default: every run in gold.runs)")
     parser.add_argument("--warehouse", help="warehouse root: a path or s3://bucket/prefix "

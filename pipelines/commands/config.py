@@ -20,9 +20,9 @@ def add_parser(subparsers: Any) -> None:
         "file, the environment, an option), secrets masked. reference: every setting "
         "described, as Markdown (docs/config.md).",
     )  # fmt: skip
-    parser.add_argument("action", choices=("show", "reference"))
-    parser.add_argument("--bootstrap-servers", help="as `dkg run --bootstrap-servers`")
-    parser.add_argument("--warehouse", help="as `dkg run --warehouse`")
+    parser.add_argument("action", choices=("show", "reference"), help="what to print")
+    parser.add_argument("--bootstrap-servers", help="as in dkg run --bootstrap-servers")
+    parser.add_argument("--warehouse", help="as in dkg run --warehouse")
     add_config_options(parser)
     parser.set_defaults(handler=run)
 

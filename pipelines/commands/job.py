@@ -26,7 +26,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``job``."""
     parser = subparsers.add_parser(
         "job", help="run a job spec (conf/jobs/*.yml) task by task",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__,
     )  # fmt: skip
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     run_parser = actions.add_parser("run", help="run a job's tasks in dependency order")

@@ -17,17 +17,17 @@ import dataclasses
 from typing import Any
 
 from core.config import Settings
+from core.logs import figure
 from pipelines.commands.common import (
     UsageError,
     add_config_options,
-    format_table,
     load_from_args,
     non_negative_int,
     positive_int,
     topic_name,
 )
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "statistics_lines"]
 
 COLUMNS = ("lefts", "matched", "unmatched", "match_rate", "latency_p50_ms", "latency_p99_ms",
            "late_rights", "orphan_rights", "duplicates_removed", "missed", "false_unmatched",
@@ -45,7 +45,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``join``."""
     parser = subparsers.add_parser(
         "join", help="the stream-stream join: two topics -> silver.joined -> gold.join_stats",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__,
     )  # fmt: skip
     parser.add_argument("--lefts", type=positive_int, help="left records (join.lefts)")
     parser.add_argument("--match-ratio", type=float, help="share of lefts with a right partner")
@@ -107,6 +107,14 @@ def _partitions(request: Any) -> tuple[int, int]:
     return left, right
 
 
+def statistics_lines(statistics: dict[str, Any]) -> str:
+    """One statistic a line, names (gold.join_stats' columns) left, values right-aligned."""
+    values = {name: figure(value) for name, value in statistics.items()}
+    name_width, value_width = max(map(len, values)), max(map(len, values.values()))
+    return "\n".join(f"  {name:<{name_width}}  {value:>{value_width}}"
+                     for name, value in values.items())  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the join and print its cumulative statistics."""
     from core.runtime import Runtime
@@ -135,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
           f"{request.topics[1]} (window {request.params.window_ms} ms, sync-delay "
           f"{request.params.sync_delay_ms} ms) in {result.join_seconds:.1f} s: "
           f"{pairs_per_s:,.0f} pairs/s")  # fmt: skip
-    print(format_table([row], [c for c in COLUMNS if c in row]))
+    print(statistics_lines({c: row[c] for c in COLUMNS if c in row}))
     example = "SELECT * FROM gold.join_stats"
     print(
         f"tables under {warehouse.root}/ (silver.joined, silver.join_rejects, silver.join_state, "

@@ -19,9 +19,11 @@ def add_parser(subparsers: Any) -> None:
     """Register ``kafka``."""
     parser = subparsers.add_parser(
         "kafka", help="start, stop or inspect the embedded Kafka broker",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__,
     )  # fmt: skip
-    parser.add_argument("action", choices=("up", "down", "status"))
+    parser.add_argument("action", choices=("up", "down", "status"),
+                        help="start the broker, stop it, or say whether it runs (exit code 1 "
+                        "if not)")  # fmt: skip
     parser.add_argument("--run-dir", help="where the broker keeps its data, log and pid "
                         "(kafka.embedded.run_dir)")  # fmt: skip
     parser.add_argument("--port", type=port_number,

@@ -28,7 +28,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``produce``."""
     parser = subparsers.add_parser(
         "produce", help="write a dataset's messages into a Kafka topic",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__,
     )  # fmt: skip
     add_dataset_options(parser)
     parser.add_argument(

@@ -21,7 +21,6 @@ def add_parser(subparsers: Any) -> None:
         description="Read the gold tables (no Spark) and write one HTML file with every image "
         "embedded: load per worker, imbalance per window, dist_cost against imbalance, hot "
         "keys' pool sizes over time, and a summary table of each run's cumulative metrics.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )  # fmt: skip
     parser.add_argument("--warehouse", help="warehouse root: a path or s3://bucket/prefix "
                         "(warehouse.uri)")  # fmt: skip

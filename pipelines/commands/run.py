@@ -49,7 +49,7 @@ def add_parser(subparsers: Any) -> None:
     """Register ``run``."""
     parser = subparsers.add_parser(
         "run", help="the main job: Kafka -> bronze -> silver -> gold for each grouping",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=__doc__,
     )  # fmt: skip
     parser.add_argument("--mode", choices=("LOCAL", "CLUSTER"), default="LOCAL", type=str.upper,
                         help="LOCAL: Spark in this process; CLUSTER: --master spark://...")  # fmt: skip

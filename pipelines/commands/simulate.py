@@ -48,7 +48,6 @@ def add_parser(subparsers: Any) -> None:
         help="route a dataset through groupings in-process and print their metrics",
         description="Route a dataset through one or more groupings (no Spark, no Kafka) "
         "and print one row of metrics per grouping. Unset options come from the configuration (dkg config show).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     add_dataset_options(parser)
     parser.add_argument("--grouping", default="all",

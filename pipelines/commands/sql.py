@@ -28,7 +28,6 @@ def add_parser(subparsers: Any) -> None:
         "sql", help="run a Spark SQL query over the lakehouse tables",
         description="Run Spark SQL over every table of the warehouse, named <layer>.<table> "
         "(bronze.raw_events, silver.routed, gold.distribution_metrics, ...).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )  # fmt: skip
     parser.add_argument("query", nargs="?", help='e.g. "SELECT * FROM gold.distribution_metrics"')
     parser.add_argument(

@@ -25,7 +25,6 @@ __all__ = [
     "SpaceSavingArrays",
     "capacity_for",
     "ss_decay",
-    "ss_estimate",
     "ss_find",
     "ss_offer",
 ]
@@ -119,12 +118,6 @@ def ss_offer(
     counts[slot] += weight
     _sift_down(heap_pos[slot], counts, heap, heap_pos)
     return slot, evicted
-
-
-@numba.njit(cache=True)
-def ss_estimate(slot: int, counts: np.ndarray, errors: np.ndarray) -> tuple[float, float]:
-    """(upper estimate, guaranteed lower bound) of a slot's count."""
-    return counts[slot], counts[slot] - errors[slot]
 
 
 @numba.njit(cache=True)

@@ -17,10 +17,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-__all__ = ["EXPIRED_COLUMNS", "PENDING_COLUMNS", "JoinState", "JoinStateError", "empty_pending"]
+__all__ = ["PENDING_COLUMNS", "JoinState", "JoinStateError", "empty_pending"]
 
 PENDING_COLUMNS = ["id", "created_ms", "partition", "offset"]
-EXPIRED_COLUMNS = ["id", "expiry_ms"]
 _LEFT, _RIGHT, _EXPIRED = 0, 1, 2
 _SCHEMA = pa.schema([("kind", pa.int8()), ("id", pa.string()), ("created_ms", pa.int64()),
                      ("partition", pa.int32()), ("offset", pa.int64())])  # fmt: skip

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import io
 import logging
+from types import SimpleNamespace
 
 import pytest
 
-from core.logs import configure_logging
+from core.logs import configure_logging, figures
 from core.spark.jvm_output import JvmStderrFilter, start_failure
 from pipelines.progress import ProgressReporter, offset_total
 
@@ -25,15 +26,26 @@ def test_piped_progress_logs_at_most_once_per_interval_then_a_final_line(caplog)
     caplog.set_level(logging.INFO, logger="pipelines.progress")
     with ProgressReporter(1000, unit="msg", label="bronze", interval_s=2.0, stream=io.StringIO(),
                           clock=clock) as progress:  # fmt: skip
-        for step in range(1, 11):
+        for step, done in enumerate((100, 200, 300, 400, 600, 700, 800, 900, 950, 1000), start=1):
             clock.now = step * 0.5
-            progress.update_to(step * 100, rate=250.0, lag=1000 - step * 100)
+            progress.update_to(done, lag=1000 - done)
     lines = [r.getMessage() for r in caplog.records]
-    assert lines == [
-        "bronze: 400/1,000 msg, 250 msg/s, lag 600",
-        "bronze: 800/1,000 msg, 250 msg/s, lag 200",
-        "bronze: 1,000/1,000 msg, 200 msg/s, lag 0",  # final: the average rate
+    assert lines == [  # the rate: everything done over the seconds since the start
+        "bronze: 400/1,000 msg, 200 msg/s, lag 600",  # 400 in 2 s
+        "bronze: 900/1,000 msg, 225 msg/s, lag 100",  # 900 in 4 s
+        "bronze: 1,000/1,000 msg, 200 msg/s, lag 0",  # 1,000 in 5 s
     ]
+
+
+def test_a_resumed_count_rates_only_what_this_work_did(caplog):
+    clock = _Clock()
+    caplog.set_level(logging.INFO, logger="pipelines.progress")
+    with ProgressReporter(None, unit="msg", label="bronze", interval_s=2.0, stream=io.StringIO(),
+                          clock=clock) as progress:  # fmt: skip
+        progress.begin_at(50_000)  # offsets a checkpoint had reached before
+        clock.now = 4.0
+        progress.update_to(58_000)
+    assert [r.getMessage() for r in caplog.records] == ["bronze: 58,000 msg, 2,000 msg/s"]
 
 
 def test_short_or_failed_work_logs_nothing(caplog):
@@ -113,3 +125,54 @@ def test_third_party_chatter_is_quiet_unless_verbose():
         assert not logging.getLogger("py4j.clientserver").isEnabledFor(logging.INFO)
     finally:
         configure_logging(logging.INFO)
+
+
+def _started(name: str) -> SimpleNamespace:
+    return SimpleNamespace(id=f"id-{name}", name=name)
+
+
+def _batch(name: str, batch: int, packed_rows: int, records: int, spark_rate: float,
+           offsets: tuple[dict, dict] | None = None) -> SimpleNamespace:  # fmt: skip
+    start, end = offsets or (None, None)
+    source = SimpleNamespace(startOffset=start, endOffset=end, latestOffset=end)
+    return SimpleNamespace(progress=SimpleNamespace(
+        id=f"id-{name}", name=name, batchId=batch, numInputRows=packed_rows,
+        processedRowsPerSecond=spark_rate, sources=[source] if offsets else [],
+        observedMetrics={"input_rows": {"rows": records}} if records != packed_rows else {}))  # fmt: skip
+
+
+def test_stream_progress_rates_records_over_each_query_s_own_running_time(caplog):
+    from pipelines.stream_progress import StreamProgressListener
+
+    clock = _Clock()
+    caplog.set_level(logging.INFO, logger="pipelines.progress")
+    listener = StreamProgressListener(interval_s=2.0, clock=clock)
+    clock.now = 100.0
+    listener.onQueryStarted(_started("bronze"))
+    clock.now = 112.5
+    # A resumed bronze: offsets 20,000 -> 120,000 in one batch of 4 packed rows.
+    listener.onQueryProgress(_batch("bronze", 3, 4, 4, 0.3,
+                                    ({"0": 10_000, "1": 10_000}, {"0": 60_000, "1": 60_000})))
+    listener.onQueryStarted(_started("silver"))
+    clock.now = 132.5
+    # 100,000 records packed into 25 rows: Spark's rate counts rows of one batch.
+    listener.onQueryProgress(_batch("silver", 0, 25, 100_000, 1.3))
+    assert [r.getMessage() for r in caplog.records] == [
+        "bronze: 120,000/120,000 msg, 8,000 msg/s, batch 3, lag 0",  # 100,000 in 12.5 s
+        "silver: 100,000 rows, 5,000 rows/s, batch 0",  # 100,000 in 20 s
+    ]
+    assert listener.last["silver"]["rate"] == 5_000
+
+
+def test_stage_seconds_read_as_one_line():
+    seconds = {"bronze": 12.622262525999759, "silver": 18.5500000001, "workers": 7.02,
+               "gold": 0.4999999, "all": 1234.56}  # fmt: skip
+    assert figures(seconds, "s", decimals=1) == ("bronze 12.6 s, silver 18.6 s, workers 7.0 s, "
+                                                 "gold 0.5 s, all 1,234.6 s")  # fmt: skip
+
+
+def test_figures_group_thousands_and_keep_three_digits():
+    values = {"lefts": 200_000, "match_rate": 0.89815, "latency_p99_ms": 1115.1400000000003,
+              "latency_p50_ms": 92.6, "missed": 0, "empty": float("nan")}  # fmt: skip
+    assert figures(values) == ("lefts 200,000, match_rate 0.898, latency_p99_ms 1,115, "
+                               "latency_p50_ms 92.6, missed 0, empty nan")  # fmt: skip
