@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import zipfile
 from typing import Any, TypeVar
 
 import numpy as np
@@ -15,6 +16,11 @@ import numpy as np
 __all__ = ["StateSerializationError", "decode_state", "encode_state"]
 
 S = TypeVar("S")
+
+# What np.load and zipfile raise for damaged archives: a cut archive is BadZipFile or
+# EOFError, a changed byte can turn into an unknown compression (NotImplementedError,
+# a RuntimeError) or an "encrypted" entry (RuntimeError).
+_UNREADABLE = (OSError, EOFError, KeyError, ValueError, RuntimeError, zipfile.BadZipFile)
 
 
 class StateSerializationError(ValueError):
@@ -40,6 +46,6 @@ def decode_state(state_type: type[S], data: bytes) -> S:
             for field in dataclasses.fields(state_type):  # type: ignore[arg-type]
                 value = stored[field.name]
                 values[field.name] = value.item() if value.ndim == 0 else value.copy()
-    except (OSError, KeyError, ValueError) as exc:
+    except _UNREADABLE as exc:
         raise StateSerializationError(f"cannot restore {state_type.__name__}: {exc}") from exc
     return state_type(**values)
