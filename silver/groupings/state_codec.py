@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["StateSerializationError", "decode_state", "encode_state"]
+__all__ = ["StateSerializationError", "check_layout", "decode_state", "encode_state"]
 
 S = TypeVar("S")
 
@@ -49,3 +49,28 @@ def decode_state(state_type: type[S], data: bytes) -> S:
     except _UNREADABLE as exc:
         raise StateSerializationError(f"cannot restore {state_type.__name__}: {exc}") from exc
     return state_type(**values)
+
+
+def _layout(value: Any) -> tuple[str, int]:
+    array = np.asarray(value)
+    # Text arrays grow their item size with the longest string: only the kind is fixed.
+    kind = array.dtype.kind if array.dtype.kind in "SU" else array.dtype.str
+    return kind, array.ndim
+
+
+def check_layout(state: Any, template: Any) -> None:
+    """Refuse a decoded state whose fields differ in type or dimensions from ``template``'s.
+
+    A snapshot of another grouping or another version can hold readable arrays of
+    the wrong kind; the compiled kernels index them unchecked, so they must not run.
+
+    Raises:
+        StateSerializationError: a field's dtype or number of dimensions differs.
+    """
+    for field in dataclasses.fields(template):
+        got, want = _layout(getattr(state, field.name)), _layout(getattr(template, field.name))
+        if got != want:
+            raise StateSerializationError(
+                f"cannot restore {type(template).__name__}: field {field.name} is "
+                f"{got[0]} with {got[1]} dimensions, expected {want[0]} with {want[1]}"
+            )

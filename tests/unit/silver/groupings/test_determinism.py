@@ -73,3 +73,17 @@ def test_damaged_snapshot_is_a_clear_error(damage):
         data[data.index(b"\x93NUMPY")] ^= 0xFF
     with pytest.raises(StateSerializationError):
         grouping_class("PARTIAL_KEY").restore(4, None, bytes(data))
+
+
+def test_snapshot_with_a_field_of_another_type_is_a_clear_error():
+    import io
+
+    from silver.groupings.state_codec import StateSerializationError
+
+    with np.load(io.BytesIO(make_grouping("PARTIAL_KEY", 4).snapshot())) as stored:
+        fields = {name: stored[name] for name in stored.files}
+    fields["sent"] = np.int64(0)  # a scalar where the kernel indexes an array
+    buffer = io.BytesIO()
+    np.savez(buffer, **fields)
+    with pytest.raises(StateSerializationError, match="sent"):
+        grouping_class("PARTIAL_KEY").restore(4, None, buffer.getvalue())
