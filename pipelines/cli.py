@@ -149,13 +149,22 @@ def _describe(exc: BaseException) -> str:
     return str(exc)
 
 
+# Characters str.splitlines() breaks at; a name from a user's file may hold any of them.
+_LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def _one_line(message: str) -> str:
+    """``message`` with its line breaks escaped (``\\n``), so an error stays on one line."""
+    return message.translate(_LINE_BREAKS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dkg``; returns the process exit code."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except CommandLineError as exc:
-        print(f"{exc.prog}: error: {exc} (see {exc.prog} --help)", file=sys.stderr)
+        print(f"{exc.prog}: error: {_one_line(str(exc))} (see {exc.prog} --help)", file=sys.stderr)
         return 2
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
     try:
@@ -163,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _user_errors() as exc:
         if args.verbose:
             logger.exception("failed")
-        print(f"dkg {args.command}: error: {_describe(exc)}", file=sys.stderr)
+        print(f"dkg {args.command}: error: {_one_line(_describe(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"dkg {args.command}: interrupted", file=sys.stderr)

@@ -97,12 +97,31 @@ def _parse_row(row: list[str], path: Path, line: int) -> tuple[str, int, int]:
     key, count_text, stamp_text = row
     if not key.strip():
         raise fail("empty key")
-    count_text, stamp_text = count_text.strip(), stamp_text.strip()
-    if not _INTEGER.fullmatch(count_text) or not 0 < int(count_text) <= _INT64_MAX:
-        raise fail(f"count {count_text!r} is not a positive integer")
-    if not _INTEGER.fullmatch(stamp_text) or abs(int(stamp_text)) > _INT64_MAX:
-        raise fail(f"timestamp_ms {stamp_text!r} is not an integer")
-    return key, int(count_text), int(stamp_text)
+    count, stamp = _int64(count_text), _int64(stamp_text)
+    if count is None or count < 1:
+        raise fail(f"count {_shown(count_text)} is not a positive integer")
+    if stamp is None:
+        raise fail(f"timestamp_ms {_shown(stamp_text)} is not an integer")
+    return key, count, stamp
+
+
+def _int64(text: str) -> int | None:
+    """A decimal integer of magnitude at most int64's max, or None."""
+    text = text.strip()
+    if not _INTEGER.fullmatch(text):
+        return None
+    # int() refuses strings of more than 4300 digits (a ValueError): drop leading zeros,
+    # and no longer number fits int64.
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19:
+        return None
+    value = -int(digits) if text.startswith("-") else int(digits)
+    return value if abs(value) <= _INT64_MAX else None
+
+
+def _shown(text: str) -> str:
+    text = text.strip()
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text)} characters)"
 
 
 def _batch(keys: list[str], counts: list[int], stamps: list[int]) -> TupleBatch:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from core.config.loader import ConfigError, LoadedSettings, default_conf_dir, load_settings
+from core.config.loader import (
+    ConfigError,
+    LoadedSettings,
+    default_conf_dir,
+    load_settings,
+    yaml_problem,
+)
 from core.config.models import (
     DatasetConfig,
     JoinConfig,
@@ -29,4 +35,5 @@ __all__ = [
     "WarehouseConfig",
     "default_conf_dir",
     "load_settings",
+    "yaml_problem",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "LoadedSettings",
     "default_conf_dir",
     "load_settings",
+    "yaml_problem",
 ]
 
 ENV_PREFIX = "DKG_"
@@ -66,17 +67,26 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def yaml_problem(exc: yaml.YAMLError | UnicodeDecodeError) -> str:
+    """What is wrong with a YAML file's text, on one line: ``line 3: not valid YAML (...)``.
+
+    PyYAML's own messages span several lines (the problem, then where it is).
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start})"
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}: " if mark is not None else ""
+    problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    return f"{where}not valid YAML ({problem})"
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {yaml_problem(exc)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

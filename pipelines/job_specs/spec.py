@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.config import ConfigError
+from core.config import ConfigError, yaml_problem
 from pipelines.job_specs.entry_points import ENTRY_POINT_PATTERN, resolve_entry_point
 
 __all__ = ["JobSpec", "JobSpecError", "TaskSpec", "load_job_spec"]
@@ -189,12 +189,8 @@ def _read(path: Path) -> Any:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise JobSpecError(f"cannot read job spec {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise JobSpecError(
-            f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})"
-        ) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise JobSpecError(f"{path}: {yaml_problem(exc)}") from None
 
 
 def _parse(path: Path, data: Any) -> _Bundle:

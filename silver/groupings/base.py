@@ -15,7 +15,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from silver.groupings.hashing import KeyHashes, hash_keys
-from silver.groupings.state_codec import StateSerializationError, decode_state, encode_state
+from silver.groupings.state_codec import (
+    StateSerializationError,
+    check_layout,
+    decode_state,
+    encode_state,
+)
 
 __all__ = ["Grouping", "GroupingParams", "HotKey"]
 
@@ -99,6 +104,15 @@ class Grouping(ABC, Generic[P, S]):
 
     @classmethod
     def restore(cls, workers: int, params: P | None, data: bytes | None) -> Self:
-        """Rebuild a grouping from :meth:`snapshot` bytes (or fresh if ``None``)."""
-        state = decode_state(cls.state_type, data) if data else None
+        """Rebuild a grouping from :meth:`snapshot` bytes (or fresh if ``None``).
+
+        Raises:
+            StateSerializationError: the bytes are not a snapshot of this grouping
+                for ``workers`` workers.
+        """
+        fresh = cls(workers, params)
+        if not data:
+            return fresh
+        state = decode_state(cls.state_type, data)
+        check_layout(state, fresh.state)
         return cls(workers, params, state)

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import zipfile
 from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["StateSerializationError", "decode_state", "encode_state"]
+__all__ = ["StateSerializationError", "check_layout", "decode_state", "encode_state"]
 
 S = TypeVar("S")
+
+# What np.load and zipfile raise for damaged archives: a cut archive is BadZipFile or
+# EOFError, a changed byte can turn into an unknown compression (NotImplementedError,
+# a RuntimeError) or an "encrypted" entry (RuntimeError).
+_UNREADABLE = (OSError, EOFError, KeyError, ValueError, RuntimeError, zipfile.BadZipFile)
 
 
 class StateSerializationError(ValueError):
@@ -40,6 +46,31 @@ def decode_state(state_type: type[S], data: bytes) -> S:
             for field in dataclasses.fields(state_type):  # type: ignore[arg-type]
                 value = stored[field.name]
                 values[field.name] = value.item() if value.ndim == 0 else value.copy()
-    except (OSError, KeyError, ValueError) as exc:
+    except _UNREADABLE as exc:
         raise StateSerializationError(f"cannot restore {state_type.__name__}: {exc}") from exc
     return state_type(**values)
+
+
+def _layout(value: Any) -> tuple[str, int]:
+    array = np.asarray(value)
+    # Text arrays grow their item size with the longest string: only the kind is fixed.
+    kind = array.dtype.kind if array.dtype.kind in "SU" else array.dtype.str
+    return kind, array.ndim
+
+
+def check_layout(state: Any, template: Any) -> None:
+    """Refuse a decoded state whose fields differ in type or dimensions from ``template``'s.
+
+    A snapshot of another grouping or another version can hold readable arrays of
+    the wrong kind; the compiled kernels index them unchecked, so they must not run.
+
+    Raises:
+        StateSerializationError: a field's dtype or number of dimensions differs.
+    """
+    for field in dataclasses.fields(template):
+        got, want = _layout(getattr(state, field.name)), _layout(getattr(template, field.name))
+        if got != want:
+            raise StateSerializationError(
+                f"cannot restore {type(template).__name__}: field {field.name} is "
+                f"{got[0]} with {got[1]} dimensions, expected {want[0]} with {want[1]}"
+            )

@@ -82,10 +82,24 @@ class JoinState:
             JoinStateError: the bytes are not a join state.
         """
         try:
-            table = pa.ipc.open_stream(data).read_all()
-            meta = json.loads(table.schema.metadata[b"join"])
-        except (pa.ArrowInvalid, KeyError, TypeError, ValueError) as exc:
+            return cls._decode(data)
+        # Arrow IO errors are OSErrors; a retyped column or bad metadata any of the rest.
+        except (pa.ArrowException, OSError, KeyError, TypeError, ValueError) as exc:
             raise JoinStateError(f"cannot decode join state: {exc}") from exc
+
+    @classmethod
+    def _decode(cls, data: bytes) -> JoinState:
+        table = pa.ipc.open_stream(data).read_all()
+        # IPC carries no checksum: a changed byte can leave offsets pointing outside
+        # their buffers, which to_pandas reads unchecked (a segmentation fault).
+        table.validate(full=True)
+        if not table.schema.equals(_SCHEMA):
+            raise ValueError(f"columns {table.schema.names} are not those of a join state")
+        meta = json.loads(table.schema.metadata[b"join"])
+        progress = {(int(s), int(p)): int(t) for s, p, t in meta["progress"]}
+        clock = meta["clock"]
+        if clock is not None and type(clock) is not int:
+            raise ValueError(f"clock {clock!r} is not an integer")
         frame = table.to_pandas()
         kind = frame.pop("kind").to_numpy()
 
@@ -95,9 +109,9 @@ class JoinState:
 
         expired = frame[kind == _EXPIRED][["id", "created_ms"]].reset_index(drop=True)
         return cls(lefts=pending(_LEFT), rights=pending(_RIGHT),
-                   expired=expired.rename(columns={"created_ms": "expiry_ms"}),
-                   progress={(int(s), int(p)): int(t) for s, p, t in meta["progress"]},
-                   clock=meta["clock"])  # fmt: skip
+                   expired=expired.rename(columns={"created_ms": "expiry_ms"}).astype(
+                       {"expiry_ms": np.int64}),
+                   progress=progress, clock=clock)  # fmt: skip
 
     def equals(self, other: JoinState) -> bool:
         """Same pending records, expired ids, progress and clock."""

@@ -73,16 +73,21 @@ class ParsedColumns:
     errors: np.ndarray  # object: reason or None
 
 
+# msgspec raises UnicodeDecodeError, not DecodeError, for invalid UTF-8 in a string
+# that holds an escape (b'"\\u00e9\x80"'): one such message must not fail its chunk.
+_UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, TypeError, RecursionError)
+
+
 def _decode_chunk(payloads: list[bytes]) -> list[_KeyedMessage | None]:
     try:  # the common case: every message of the chunk decodes in one pass
         return list(map(_DECODER.decode, payloads))
-    except (msgspec.DecodeError, TypeError, RecursionError):
+    except _UNDECODABLE:
         pass
     decoded: list[_KeyedMessage | None] = []
     for payload in payloads:
         try:
             decoded.append(_DECODER.decode(payload))
-        except (msgspec.DecodeError, TypeError, RecursionError):
+        except _UNDECODABLE:
             decoded.append(None)
     return decoded
 

@@ -88,3 +88,19 @@ def test_directory_is_not_a_file(tmp_path):
 def test_not_utf8(tmp_path):
     with pytest.raises(CsvInputError, match="not UTF-8"):
         _read(_write(tmp_path, b"a,1,1\n\xff\xfe,1,2\n"))
+
+
+@pytest.mark.parametrize(("row", "problem"), [
+    ("a,1," + "9" * 5000, "timestamp_ms '9999"),  # int() refuses more than 4300 digits
+    ("a," + "9" * 5000 + ",1", "count '9999"),
+    ("a,1,-" + "9" * 20, "not an integer"),
+])  # fmt: skip
+def test_numbers_far_beyond_int64_are_a_bad_line(tmp_path, row, problem):
+    path = _write(tmp_path, f"b,1,1\n{row}\n")
+    with pytest.raises(CsvInputError, match="line 2") as caught:
+        _read(path)
+    assert problem in str(caught.value) and len(str(caught.value)) < 200
+
+
+def test_leading_zeros_do_not_count_against_int64(tmp_path):
+    assert _read(_write(tmp_path, "a," + "0" * 5000 + "7,1\n")) == (["a"], [7], [1])

@@ -91,6 +91,28 @@ def test_bad_yaml_config(capsys, tmp_path, text, names, command):
     _one_line_error(capsys, argv, *names)
 
 
+@pytest.mark.parametrize(("data", "names"), [
+    (b"run:\n  workers: \xff\n", ["overlay.yaml", "not UTF-8"]),
+    (b"run: \x00\n", ["overlay.yaml", "not valid YAML", "#x0000"]),  # PyYAML's message spans lines
+])  # fmt: skip
+@pytest.mark.parametrize("command", [["config", "show", "--config"], ["job", "validate"]])
+def test_unreadable_yaml_text(capsys, tmp_path, data, names, command):
+    path = tmp_path / "overlay.yaml"
+    path.write_bytes(data)
+    _one_line_error(capsys, [*command, str(path)], *names)
+
+
+@pytest.mark.parametrize("key", ["a\\nb", "a\\x1eb", "a\\u2028b"])  # YAML escapes: real breaks
+@pytest.mark.parametrize("command", [["config", "show", "--config"], ["job", "validate"]])
+def test_a_line_break_in_a_mistaken_key_stays_escaped(capsys, tmp_path, key, command):
+    from core.config import default_conf_dir
+
+    valid = (default_conf_dir() / "jobs" / "lakehouse.yml").read_text() if command[0] == "job" else ""
+    path = tmp_path / "overlay.yaml"
+    path.write_text(f'{valid}\n"{key}": 1\n')
+    _one_line_error(capsys, [*command, str(path)], key)
+
+
 def test_missing_config_file(capsys, tmp_path):
     _one_line_error(capsys, ["run", "--config", str(tmp_path / "nope.yaml")], "nope.yaml",
                     "No such file")  # fmt: skip

@@ -62,3 +62,30 @@ def test_corrupt_state_is_a_clear_error():
 
     with pytest.raises(StateSerializationError):
         grouping_class("PARTIAL_KEY").restore(4, None, b"not a state")
+
+
+@pytest.mark.parametrize("damage", ["cut", "first byte of the data"])
+def test_damaged_snapshot_is_a_clear_error(damage):
+    from silver.groupings.state_codec import StateSerializationError
+
+    data = bytearray(make_grouping("PARTIAL_KEY", 4).snapshot())
+    if damage == "cut":  # a cut archive: zipfile's BadZipFile
+        data = data[: len(data) // 2]
+    else:  # a changed byte of the stored array: the archive's CRC check fails
+        data[data.index(b"\x93NUMPY")] ^= 0xFF
+    with pytest.raises(StateSerializationError):
+        grouping_class("PARTIAL_KEY").restore(4, None, bytes(data))
+
+
+def test_snapshot_with_a_field_of_another_type_is_a_clear_error():
+    import io
+
+    from silver.groupings.state_codec import StateSerializationError
+
+    with np.load(io.BytesIO(make_grouping("PARTIAL_KEY", 4).snapshot())) as stored:
+        fields = {name: stored[name] for name in stored.files}
+    fields["sent"] = np.int64(0)  # a scalar where the kernel indexes an array
+    buffer = io.BytesIO()
+    np.savez(buffer, **fields)
+    with pytest.raises(StateSerializationError, match="sent"):
+        grouping_class("PARTIAL_KEY").restore(4, None, buffer.getvalue())

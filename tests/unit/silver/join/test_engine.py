@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from bronze.join_data import JoinDataSpec, generate
@@ -123,6 +126,26 @@ def test_state_round_trips_and_rejects_garbage():
     assert JoinState.from_bytes(JoinState().to_bytes()).equals(JoinState())
     with pytest.raises(JoinStateError):
         JoinState.from_bytes(b"not a state")
+    with pytest.raises(JoinStateError):  # Arrow reads this as an IO error (an OSError)
+        JoinState.from_bytes(b"\x00\x00\x00\x80")
+
+
+@pytest.mark.parametrize("change", ["clock", "progress", "column"])
+def test_state_of_another_shape_is_a_clear_error(change):
+    table = pa.ipc.open_stream(JoinState(progress={(0, 0): 5}, clock=5).to_bytes()).read_all()
+    meta = {"progress": [[0, 0, 5]], "clock": 5}
+    if change == "clock":
+        meta["clock"] = "soon"
+    elif change == "progress":
+        meta["progress"] = [[0, 0]]
+    else:
+        table = table.drop_columns(["offset"])
+    table = table.replace_schema_metadata({"join": json.dumps(meta)})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    with pytest.raises(JoinStateError):
+        JoinState.from_bytes(sink.getvalue().to_pybytes())
 
 
 def test_state_stays_bounded_by_the_window_on_a_long_stream():

@@ -38,6 +38,7 @@ EDGE_PAYLOADS = [
     b"[1, 2]",
     b"",
     b"\xff\xfe",
+    b'{"key": "\\u00e9\x80", "count": 1, "timestamp": 1767225600000}',  # bad UTF-8 after an escape
     b'{"key": "k",',
     b"[" * 5000,
     None,
