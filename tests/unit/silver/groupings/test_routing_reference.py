@@ -18,6 +18,7 @@ import pytest
 from bronze.datasets.csv_input import read_csv_tuples
 from silver.groupings.hashing import ALT_SEED, FINGERPRINT_SEED, HOME_SEED, KeyHashes
 from silver.groupings.registry import GROUPING_NAMES, grouping_class, make_grouping
+from silver.groupings.state_codec import decode_state
 
 VARIANTS = [(name, {}) for name in GROUPING_NAMES] + [
     ("DYNAMIC_KEY", {"mode": "seed", "key_space_cycle_ms": 2000, "check_interval_ms": 3000,
@@ -86,3 +87,11 @@ def test_routing_and_state_equal_the_per_key_reference(csv_batches, name, params
             assert np.array_equal(got_state[field], value), field
     assert routed.hot_keys() == reference.hot_keys()
 
+
+def test_snapshot_bytes_depend_on_the_state_only(csv_batches):
+    grouping = make_grouping("W_CHOICES", 10)
+    grouping.route(csv_batches[0].keys, csv_batches[0].event_times_ms)
+    first = grouping.snapshot()
+    assert grouping.snapshot() == first
+    restored = decode_state(type(grouping.state), first)
+    assert _fields(restored).keys() == _fields(grouping.state).keys()
