@@ -10,6 +10,10 @@ as a ratio to KEY's throughput measured in the same run (machines here are
 shared and noisy, so ratios are what compare across runs). The target column
 judges DYNAMIC_KEY (the default rule) on balance and replication, and every
 grouping on speed.
+
+``--input FILE`` adds a workload of your own string keys: a ``key,count,timestamp_ms``
+CSV file as ``dkg simulate --input`` reads it, routed at ``--input-workers``
+workers; only the speed target applies to it.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ import argparse
 import itertools
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-from bronze.datasets.base import DatasetSpec
+from bronze.datasets.base import DatasetSpec, TupleBatch
 from bronze.datasets.registry import make_dataset
 from core.config import load_settings
 from pipelines.commands.common import format_table, positive_int
@@ -37,13 +42,26 @@ class Workload:
     workers: int
     zipf_exponent: float = 1.4
     splitters: int = 1
-    max_imbalance: float = 1e-3
+    max_imbalance: float | None = 1e-3  # None: no quality target (a user's own keys)
     max_dist_cost: float = 1.3
+    input: str | None = None  # a CSV file of keys instead of the dataset
 
     @property
     def label(self) -> str:
-        """``ZIPF z=1.4``, ``WORDS_EN``, ...: the data, without W and splitters."""
+        """``ZIPF z=1.4``, ``WORDS_EN``, a file's path: the data, without W and splitters."""
+        if self.input is not None:
+            return self.input
         return f"{self.dataset} z={self.zipf_exponent}" if "ZIPF" in self.dataset else self.dataset
+
+    def batches(self, messages: int) -> list[TupleBatch]:
+        """The workload's tuples in batches of 10,000."""
+        if self.input is not None:
+            from bronze.datasets.csv_input import read_csv_tuples
+
+            return list(read_csv_tuples(Path(self.input), batch_size=10_000))
+        spec = DatasetSpec(name=self.dataset, messages=messages, rate=2000.0, seed=7,
+                           zipf_exponent=self.zipf_exponent, keys=10_000)  # fmt: skip
+        return list(make_dataset(spec).tuples(batch_size=10_000))
 
 
 WORKLOADS = (
@@ -87,6 +105,10 @@ def add_parser(subparsers: Any) -> None:
         "--matrix", action="store_true",
         help="every skew dataset at W=10, 50, 100 with 1 and 4 splitters",
     )  # fmt: skip
+    parser.add_argument("--input", type=Path, metavar="FILE",
+                        help="also route this CSV file (key,count,timestamp_ms)")  # fmt: skip
+    parser.add_argument("--input-workers", type=positive_int, default=50,
+                        help="workers W for --input")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(handler=run)
 
@@ -95,7 +117,8 @@ def _verdict(row: dict[str, Any], workload: Workload) -> str:
     problems = []
     if row["throughput"] < MIN_THROUGHPUT:
         problems.append("speed")
-    if row["grouping"] == "DYNAMIC_KEY" and (
+    judged = workload.max_imbalance is not None and row["grouping"] == "DYNAMIC_KEY"
+    if judged and (
         row["imbalance"] > workload.max_imbalance or row["dist_cost"] > workload.max_dist_cost
     ):
         problems.append("quality")
@@ -122,19 +145,22 @@ def run(args: argparse.Namespace) -> int:
     """Run the workloads and print a table each."""
     config = load_settings().settings
     choices = parse_grouping_choices(args.grouping, config.grouping_params)
+    workloads = list(MATRIX if args.matrix else WORKLOADS)
+    if args.input is not None:
+        workloads.append(Workload("input", args.input_workers, max_imbalance=None,
+                                  input=str(args.input)))  # fmt: skip
     report, data = [], {}
-    for workload in MATRIX if args.matrix else WORKLOADS:
-        source = (workload.dataset, workload.zipf_exponent)
+    for workload in workloads:
+        source = (workload.dataset, workload.zipf_exponent, workload.input)
         if source not in data:
-            spec = DatasetSpec(name=workload.dataset, messages=args.messages, rate=2000.0, seed=7,
-                               zipf_exponent=workload.zipf_exponent, keys=10_000)  # fmt: skip
-            data = {source: list(make_dataset(spec).tuples(batch_size=10_000))}
+            data = {source: workload.batches(args.messages)}
+        messages = sum(len(batch) for batch in data[source])
         settings = SimulationSettings(workers=workload.workers, splitters=workload.splitters)
         rows = _rows(simulate(data[source], choices, settings), workload)
-        report.append({"workload": {**asdict(workload), "messages": args.messages}, "rows": rows})
+        report.append({"workload": {**asdict(workload), "messages": messages}, "rows": rows})
         if not args.json:
-            print(f"\n{workload.label}, 10,000 keys, {args.messages:,} messages, "
-                  f"W={workload.workers}, {workload.splitters} splitter(s), batches of 10,000")  # fmt: skip
+            print(f"\n{workload.label}, {messages:,} tuples, W={workload.workers}, "
+                  f"{workload.splitters} splitter(s), batches of 10,000")  # fmt: skip
             print(format_table(rows, COLUMNS), flush=True)
     if args.json:
         print(json.dumps(report, indent=2))

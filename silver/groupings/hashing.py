@@ -2,7 +2,8 @@
 
 Never use the built-in ``hash()`` for routing: it is salted per process, so two
 Spark executors (or a replay) would disagree. Everything here is MurmurHash3
-(the ``mmh3`` library), identical on every machine and run.
+(the ``mmh3`` library for one key, a compiled kernel that ``mmh3`` checks for a
+batch), identical on every machine and run.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from dataclasses import dataclass
 import mmh3
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+
+from silver.groupings._murmur3 import hash_utf8_column
 
 __all__ = ["KeyHashes", "hash_keys", "stable_hash"]
 
@@ -20,8 +24,6 @@ __all__ = ["KeyHashes", "hash_keys", "stable_hash"]
 HOME_SEED = 0
 ALT_SEED = 0x9E3779B9
 FINGERPRINT_SEED = 0x5BD1E995
-
-_CACHE_LIMIT = 1 << 20
 
 
 def stable_hash(key: str, seed: int = HOME_SEED) -> int:
@@ -49,31 +51,44 @@ class KeyHashes:
 
     def names_of(self, fingerprints: np.ndarray) -> list[str | None]:
         """Key names for fingerprints seen in this batch (None if not seen)."""
-        lookup = dict(zip(self.distinct_fingerprints.tolist(), self.distinct_keys, strict=True))
-        return [lookup.get(int(fp)) for fp in fingerprints]
-
-
-# Memo of key -> (home, alt, fingerprint). It holds derived values only, so it
-# never changes a routing decision; it just spares re-hashing hot keys.
-_memo: dict[str, tuple[int, int, int]] = {}
-
-
-def _hash_one(key: str) -> tuple[int, int, int]:
-    cached = _memo.get(key)
-    if cached is None:
-        if len(_memo) >= _CACHE_LIMIT:
-            _memo.clear()
-        cached = (
-            mmh3.hash(key, HOME_SEED, signed=False),
-            mmh3.hash(key, ALT_SEED, signed=False),
-            mmh3.hash64(key, FINGERPRINT_SEED)[0],
+        wanted = np.asarray(fingerprints, dtype=np.int64)
+        # Map only the batch's keys that were asked for (a few): a batch has thousands.
+        hits = np.isin(self.distinct_fingerprints, wanted)
+        lookup = dict(
+            zip(self.distinct_fingerprints[hits].tolist(), self.distinct_keys[hits], strict=True)
         )
-        _memo[key] = cached
-    return cached
+        return [lookup.get(fp) for fp in wanted.tolist()]
+
+
+_SEEDS = (HOME_SEED, ALT_SEED, FINGERPRINT_SEED)
+
+
+def _utf8_column(keys: np.ndarray) -> pa.Array:
+    try:
+        return pa.array(keys, type=pa.large_string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        # Not all str (the contract says they are): hash their str(), as mmh3 would be given.
+        return pa.array([str(k) for k in keys], type=pa.large_string())
+
+
+def _hash_distinct(keys: np.ndarray) -> np.ndarray:
+    """``(len(keys), 3)`` int64: home, alt and fingerprint hash of each key."""
+    column = _utf8_column(keys)
+    _, offsets, data = column.buffers()
+    if data is None:  # no key has a byte (all empty, or none at all)
+        data = pa.py_buffer(b"\0")
+    return hash_utf8_column(
+        np.frombuffer(data, dtype=np.uint8), np.frombuffer(offsets, dtype=np.int64),
+        column.offset, len(column), _SEEDS,
+    )  # fmt: skip
 
 
 def hash_keys(keys: np.ndarray | list[str] | pd.Series) -> KeyHashes:
     """Hash a batch of string keys, hashing each distinct key once.
+
+    The distinct keys are found by ``pandas.factorize`` and hashed in one
+    compiled pass over their UTF-8 bytes (:mod:`silver.groupings._murmur3`);
+    the values are those of :func:`stable_hash` and ``mmh3.hash64``.
 
     Args:
         keys: the batch's keys, in order.
@@ -82,7 +97,7 @@ def hash_keys(keys: np.ndarray | list[str] | pd.Series) -> KeyHashes:
         Arrays aligned with ``keys``.
     """
     codes, uniques = pd.factorize(np.asarray(keys, dtype=object), sort=False)
-    table = np.array([_hash_one(str(k)) for k in uniques], dtype=np.int64).reshape(-1, 3)
+    table = _hash_distinct(uniques)
     return KeyHashes(
         home=table[:, 0][codes].astype(np.uint32),
         alt=table[:, 1][codes].astype(np.uint32),

@@ -49,3 +49,18 @@ def test_state_round_trips_through_bytes():
 def test_garbage_bytes_raise_a_domain_error():
     with pytest.raises(StateSerializationError):
         decode_state(_State, b"\x00garbage")
+
+
+def test_state_bytes_are_an_npz_archive_that_np_load_reads():
+    import io
+
+    state = _State(3, np.array([1, 2, 3], dtype=np.int64), np.array(["hot", "kéy"]))
+    with np.load(io.BytesIO(encode_state(state)), allow_pickle=False) as stored:
+        assert sorted(stored.files) == ["loads", "names", "workers"]
+        assert stored["names"].tolist() == ["hot", "kéy"] and stored["workers"].ndim == 0
+
+
+def test_object_arrays_are_refused_when_written_not_when_read():
+    state = _State(3, np.array([1, None], dtype=object), np.array(["a"]))
+    with pytest.raises(StateSerializationError, match="pickle"):
+        encode_state(state)
