@@ -24,7 +24,7 @@ from silver.stream import (
     route_stream,
     splitter_group_keys,
 )
-from silver.windows import WorkerTables, serve_workers, worker_tables_writer
+from silver.worker_query import WorkerTables, serve_workers, worker_tables_writer
 
 __all__ = ["ROUTING", "WORKERS"]
 

@@ -9,7 +9,7 @@ from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from gold.refresh import refresh_gold
 from silver.sink import SNAPSHOTS_ARROW
-from silver.windows import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
+from silver.worker_query import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
 
 
 def _windows(run_id: str, rows: int) -> pa.Table:

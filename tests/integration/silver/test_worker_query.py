@@ -14,7 +14,7 @@ from gold.metrics.partials import RunPartials
 from silver.groupings.hashing import hash_keys
 from silver.routed_source import read_worker_blocks
 from silver.sink import ROUTED_TABLE_ARROW
-from silver.windows import WorkerTables, serve_workers, worker_tables_writer
+from silver.worker_query import WorkerTables, serve_workers, worker_tables_writer
 from tests.integration.waiting import await_query
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
