@@ -16,7 +16,7 @@ from collections.abc import Callable
 from bronze.datasets.base import Dataset
 from core.kafka.admin import BrokerError, check_reachable, ensure_topic
 from core.kafka.client import KafkaClient
-from core.kafka.producer import DeliveryErrors, open_producer, send
+from core.kafka.producer import DeliveryErrors, confirm_saved, held_before, open_producer, send
 
 __all__ = ["produce"]
 
@@ -44,6 +44,7 @@ def produce(dataset: Dataset, client: KafkaClient, topic: str, partitions: int |
 
     check_reachable(client.bootstrap)
     ensure_topic(client, topic, partitions)
+    before = held_before(client, (topic,))
     failures = DeliveryErrors()
     producer = open_producer(client, "dkg-producer", failures)
     written, started, first_event = 0, time.monotonic(), None
@@ -67,5 +68,8 @@ def produce(dataset: Dataset, client: KafkaClient, topic: str, partitions: int |
             raise BrokerError(f"producing to {topic} at {client.bootstrap}: messages still unsent after 60 s")
     except KafkaException as exc:
         raise BrokerError(f"producing to {topic} at {client.bootstrap} failed: {exc}") from None
+    if failures.first:
+        raise BrokerError(f"producing to {topic} at {client.bootstrap} failed: {failures.first}")
+    confirm_saved(client, (topic,), before, written)
     logger.info("produced %d messages to %s in %.1f s", written, topic, time.monotonic() - started)
     return written

@@ -7,7 +7,8 @@ Commands parse their options into settings (:mod:`core.config`) and open one
 - the Kafka clients: the user's Kafka when ``kafka.bootstrap_servers`` names one
   (checked reachable), else the embedded broker of ``kafka.embedded.run_dir``,
   reused when it runs already (``dkg kafka up``), otherwise started here and
-  stopped when the runtime closes;
+  stopped when the runtime closes (writers to it wait until it saved their
+  messages to disk: see :meth:`~core.kafka.broker.LocalBroker.wait_saved`);
 - the Spark session, from ``spark.*``;
 - the table backend, chosen once: delta-spark when the session can load its
   jars, else delta-rs on the warehouse's storage.
@@ -94,13 +95,14 @@ class Runtime:
             check_reachable(config.bootstrap_servers)
             return KafkaClient.from_config(config, config.bootstrap_servers)
         broker = self.embedded_broker
+        run_dir = str(broker.run_dir)
         status = broker.status()
         if status.running and status.bootstrap:
             logger.info("using the embedded broker at %s", status.bootstrap)
-            return KafkaClient.from_config(config, status.bootstrap)
+            return KafkaClient.from_config(config, status.bootstrap, run_dir)
         bootstrap = broker.start()
         self._started_broker = broker
-        return KafkaClient.from_config(config, bootstrap)
+        return KafkaClient.from_config(config, bootstrap, run_dir)
 
     @property
     def spark(self) -> SparkSession:

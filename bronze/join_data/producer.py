@@ -16,7 +16,7 @@ import pandas as pd
 
 from core.kafka.admin import BrokerError, check_reachable, ensure_topic
 from core.kafka.client import KafkaClient
-from core.kafka.producer import DeliveryErrors, open_producer, send
+from core.kafka.producer import DeliveryErrors, confirm_saved, held_before, open_producer, send
 
 __all__ = ["encode_value", "produce_phase"]
 
@@ -42,6 +42,7 @@ def produce_phase(records: pd.DataFrame, client: KafkaClient, topics: tuple[str,
     check_reachable(client.bootstrap)
     for topic in topics:
         ensure_topic(client, topic, partitions)
+    before = held_before(client, topics)
     failures = DeliveryErrors()
     producer = open_producer(client, "dkg-join-producer", failures)
     sent = 0
@@ -65,6 +66,7 @@ def produce_phase(records: pd.DataFrame, client: KafkaClient, topics: tuple[str,
         raise BrokerError(f"producing to {topics} at {client.bootstrap} failed: {exc}") from None
     if failures.first:
         raise BrokerError(f"producing to {topics} at {client.bootstrap} failed: {failures.first}")
+    confirm_saved(client, topics, before, sent)
     if progress is not None:
         progress(sent)
     logger.info("produced %d join records to %s", sent, topics)

@@ -16,12 +16,14 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from core.kafka.admin import BrokerError, check_reachable
+from core.kafka.saved import SNAPSHOT_FILE, SnapshotFormatError, saved_end_offsets
 
 __all__ = ["BrokerStatus", "LocalBroker", "free_port"]
 
@@ -90,6 +92,11 @@ class LocalBroker:
     def _state_path(self) -> Path:
         return self.run_dir / STATE_FILE
 
+    @property
+    def data_dir(self) -> Path:
+        """Where the broker keeps its snapshot."""
+        return self.run_dir / "data"
+
     def status(self) -> BrokerStatus:
         """Running or not, from the state file and the process table."""
         try:
@@ -108,7 +115,7 @@ class LocalBroker:
         if current.running and current.bootstrap:
             return current.bootstrap
         port = self.port or free_port()
-        data_dir = self.run_dir / "data"
+        data_dir = self.data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.run_dir / "broker.log"
         command = [str(_binary()), "start", "--only", "kafka", "--host", "127.0.0.1",
@@ -132,6 +139,55 @@ class LocalBroker:
         self.stop()
         tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
         raise BrokerError(f"local broker did not start on port {port}: {' | '.join(tail)}")
+
+    def wait_saved(self, ends: Mapping[str, Mapping[int, int]], timeout_s: float = 120.0) -> float:
+        """Wait until the broker's snapshot on disk holds every message below ``ends``.
+
+        The broker acknowledges a message once it is in memory and saves a snapshot
+        about once a second (see :mod:`core.kafka.saved`); until then a SIGKILL loses it.
+
+        Args:
+            ends: per topic, the end offset of each partition that must be saved.
+            timeout_s: how long a save may take.
+
+        Returns:
+            The seconds waited.
+
+        Raises:
+            BrokerError: the broker stopped, or did not save them in time.
+        """
+        started = time.monotonic()
+        snapshot = self.data_dir / SNAPSHOT_FILE
+        seen: object = object()  # the first pass always reads the snapshot
+        missing: list[str] = []
+        while True:
+            try:
+                stat = snapshot.stat()
+                changed = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            except FileNotFoundError:
+                changed = None
+            if changed != seen:
+                seen, missing = changed, self._unsaved(ends)
+                if not missing:
+                    return time.monotonic() - started
+            if not self.status().running:
+                raise BrokerError(f"the embedded broker stopped before it saved {missing[0]} to "
+                                  f"{snapshot}; run the command again")  # fmt: skip
+            if time.monotonic() - started > timeout_s:
+                raise BrokerError(f"the embedded broker did not save {missing[0]} to {snapshot} "
+                                  f"within {timeout_s:.0f} s")  # fmt: skip
+            time.sleep(0.05)
+
+    def _unsaved(self, ends: Mapping[str, Mapping[int, int]]) -> list[str]:
+        missing = []
+        for topic, wanted in ends.items():
+            try:
+                saved = saved_end_offsets(self.data_dir, topic) or {}
+            except SnapshotFormatError as exc:
+                raise BrokerError(f"cannot read the embedded broker's snapshot: {exc}") from None
+            missing += [f"{topic}[{p}] up to offset {end} (saved: {saved.get(p, 0)})"
+                        for p, end in sorted(wanted.items()) if saved.get(p, 0) < end]  # fmt: skip
+        return missing
 
     def stop(self, timeout_s: float = 15.0) -> bool:
         """Stop the broker (SIGINT, then SIGKILL); False if it was not running."""

@@ -46,6 +46,8 @@ class KafkaClient:
         topic_partitions: partitions of a topic the project creates.
         topic_replication: its replication factor; None: the broker's default.
         topic_config: its topic settings.
+        embedded_run_dir: the embedded broker's run folder when this is that broker
+            (writers then wait until it saved their messages); None for a user's Kafka.
     """
 
     bootstrap: str
@@ -56,14 +58,17 @@ class KafkaClient:
     topic_partitions: int = 4
     topic_replication: int | None = None
     topic_config: dict[str, str] = field(default_factory=dict)
+    embedded_run_dir: str | None = None
 
     @classmethod
-    def from_config(cls, config: KafkaConfig, bootstrap: str) -> KafkaClient:
-        """The clients of ``config`` against ``bootstrap``."""
+    def from_config(cls, config: KafkaConfig, bootstrap: str,
+                    embedded_run_dir: str | None = None) -> KafkaClient:  # fmt: skip
+        """The clients of ``config`` against ``bootstrap`` (the embedded broker's if ``embedded_run_dir``)."""
         common = {"bootstrap.servers": bootstrap, **_security(config), **reveal(config.client)}
         return cls(bootstrap, common, reveal(config.consumer), reveal(config.producer),
                    reveal(config.admin), config.topics.partitions,
-                   config.topics.replication_factor, reveal(config.topics.config))  # fmt: skip
+                   config.topics.replication_factor, reveal(config.topics.config),
+                   embedded_run_dir)  # fmt: skip
 
     def __repr__(self) -> str:
         """Only where the clients connect: settings may hold secrets."""
