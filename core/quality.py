@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -240,14 +241,22 @@ def _frame(check: Check, reader: TableReader, run_id: str) -> DataFrame:
 
 def run_checks(checks: Sequence[Check], reader: TableReader, run_id: str,
                examples: int = 3) -> list[SuiteOutcome]:  # fmt: skip
-    """Validate every check's frame for one run, in order."""
-    outcomes = []
-    for check in checks:
+    """Validate every check's frame for one run; outcomes in the checks' order.
+
+    The checks' Spark jobs are submitted from threads of their own: a run's tables
+    are often small, and one check's few short jobs leave the executors idle.
+    """
+
+    def validate(check: Check) -> SuiteOutcome:
         outcome = validate_frame(check.suite, _frame(check, reader, run_id), run_id, examples)
         logger.debug("run %s: %s: %d/%d expectations passed", run_id, outcome.suite,
-                    outcome.evaluated - len(outcome.failures), outcome.evaluated)  # fmt: skip
-        outcomes.append(outcome)
-    return outcomes
+                     outcome.evaluated - len(outcome.failures), outcome.evaluated)  # fmt: skip
+        return outcome
+
+    if len(checks) <= 1:
+        return [validate(check) for check in checks]
+    with ThreadPoolExecutor(max_workers=len(checks), thread_name_prefix="dkg-check") as pool:
+        return list(pool.map(validate, checks))
 
 
 def format_summary(outcomes: Sequence[SuiteOutcome]) -> str:
