@@ -16,6 +16,8 @@ an expectation needing anything else is refused with the metric's name.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -85,17 +87,11 @@ def _compound_considered(columns: Sequence[str], ignore_row_if: str) -> Column:
 
 
 def _any(columns: Sequence[Column]) -> Column:
-    result = columns[0]
-    for column in columns[1:]:
-        result |= column
-    return result
+    return functools.reduce(operator.or_, columns)
 
 
 def _all(columns: Sequence[Column]) -> Column:
-    result = columns[0]
-    for column in columns[1:]:
-        result &= column
-    return result
+    return functools.reduce(operator.and_, columns)
 
 
 _ROW_RULES: dict[str, Callable[[dict[str, Any], dict[str, Any]], _Rule]] = {
@@ -134,7 +130,7 @@ class _FrameMetrics:
     def __init__(self, frame: DataFrame, examples: int) -> None:
         self._frame = frame
         self._examples = examples
-        self._counts: dict[Any, Column] = {}  # metric id -> aggregate
+        self._counts: dict[Any, Column] = {}  # metric id -> its aggregate over the frame
         self._rules: dict[Any, _Rule] = {}  # metric id of unexpected values -> their rule
         # metric id -> (columns, ignore_row_if, suffix) of a compound-uniqueness metric
         self._uniques: dict[Any, tuple[tuple[str, ...], str, str]] = {}
@@ -156,25 +152,28 @@ class _FrameMetrics:
             self._uniques[key] = (tuple(domain["column_list"]), domain["ignore_row_if"], suffix)
         elif base in _ROW_RULES and suffix in _COMPUTED:
             rule = _ROW_RULES[base](domain, values)
-            counted = F.lit(True) if suffix == "filtered_row_count" else rule.unexpected
-            self._counts[(suffix, key)] = F.count(F.when(rule.considered & counted, 1))
             if suffix == "unexpected_values":
                 self._rules[key] = rule
+            else:
+                counted = F.lit(True) if suffix == "filtered_row_count" else rule.unexpected
+                self._counts[key] = F.count(F.when(rule.considered & counted, 1))
         else:
             raise UnsupportedExpectation(f"metric {name} is not computed by the Spark gates")
 
     def compute(self) -> dict[Any, Any]:
         """Every planned metric's value, keyed by metric id."""
         values = dict(self._values)
-        if self._counts:
-            row = self._frame.agg(*(c.alias(f"m{i}") for i, c in enumerate(self._counts.values())))
-            counted = dict(zip(self._counts, row.first(), strict=True))
-            values.update({k[1] if isinstance(k, tuple) and k[0] in _COMPUTED else k: int(v)
-                           for k, v in counted.items()})  # fmt: skip
-            # Examples only for rules that failed: a passing suite costs one job here.
-            for key, rule in self._rules.items():
-                failed = counted[("unexpected_values", key)] > 0
-                values[key] = self._unexpected_values(rule) if failed else []
+        # One pass counts every rule, and also each rule with examples to show: only
+        # a rule that failed costs a job for them.
+        failing = [F.count(F.when(rule.considered & rule.unexpected, 1))
+                   for rule in self._rules.values()]  # fmt: skip
+        aggregates = [*self._counts.values(), *failing]
+        if aggregates:
+            row = self._frame.agg(*(c.alias(f"m{i}") for i, c in enumerate(aggregates))).first()
+            values.update({key: int(count) for key, count in zip(self._counts, row, strict=False)})
+            failed = row[len(self._counts):]
+            for (key, rule), count in zip(self._rules.items(), failed, strict=True):
+                values[key] = self._unexpected_values(rule) if count else []
         for (columns, ignore), wanted in _by_domain(self._uniques).items():
             found = self._unique(list(columns), ignore)
             values.update({key: found[suffix] for key, suffix in wanted})
