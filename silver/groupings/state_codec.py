@@ -4,22 +4,19 @@ A state is a flat dataclass of numpy arrays and scalars. It is stored as an
 ``.npz`` archive (no pickle), so bytes written by one process load in any other
 and :func:`decode_state` reads them with ``np.load``.
 
-:func:`encode_state` writes the archive itself rather than through
+:func:`encode_state` writes the archive with ``zipfile`` rather than through
 ``np.savez``: the routing step snapshots once per batch, and ``np.savez`` spent
-about 18 µs of CPU per field formatting ``.npy`` headers and driving ``zipfile``
-(0.4 ms per 10,000-tuple batch for DYNAMIC_KEY's 24 fields, against 65 µs
-written here). The archive holds the same members, stored uncompressed as ``np.savez``
-stores them, with the headers cached per dtype and shape and a fixed timestamp,
-so the same state always gives the same bytes.
+most of its time formatting each field's ``.npy`` header. Here the headers are
+cached per dtype and shape (DYNAMIC_KEY's 24 fields: 425 → 220 µs per snapshot).
+The archive holds the same members, stored uncompressed as ``np.savez`` stores
+them, with a fixed timestamp, so the same state always gives the same bytes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import io
-import struct
 import zipfile
-import zlib
 from typing import Any, TypeVar
 
 import numpy as np
@@ -43,7 +40,7 @@ def encode_state(state: Any) -> bytes:
     try:
         members = [(f.name, _array(getattr(state, f.name))) for f in dataclasses.fields(state)]
         return _npz(members)
-    except (TypeError, ValueError, struct.error) as exc:
+    except (TypeError, ValueError) as exc:
         raise StateSerializationError(f"cannot serialize {type(state).__name__}: {exc}") from exc
 
 
@@ -55,10 +52,7 @@ def _array(value: Any) -> np.ndarray:
 
 
 _headers: dict[tuple[np.dtype, tuple[int, ...]], bytes] = {}
-_DATE = (1 << 5) | 1  # 1980-01-01 in MS-DOS format, the earliest a zip entry can carry
-_LOCAL = struct.Struct("<4s5H3L2H")
-_CENTRAL = struct.Struct("<4s6H3L5H2L")
-_END = struct.Struct("<4s4H2LH")
+_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest a zip entry can carry: the same bytes every time
 
 
 def _npy_header(array: np.ndarray) -> bytes:
@@ -78,23 +72,12 @@ def _npy_header(array: np.ndarray) -> bytes:
 
 def _npz(members: list[tuple[str, np.ndarray]]) -> bytes:
     """A zip archive of ``<name>.npy`` members, stored (the layout ``np.savez`` writes)."""
-    parts: list[bytes] = []
-    central: list[bytes] = []
-    offset = 0
-    for name, array in members:
-        filename = f"{name}.npy".encode()
-        body = _npy_header(array) + array.tobytes()
-        crc, size = zlib.crc32(body), len(body)
-        # version 2.0, no flags, stored, time 00:00; the central entry adds "made by" and
-        # the local header's offset.
-        local = _LOCAL.pack(b"PK\x03\x04", 20, 0, 0, 0, _DATE, crc, size, size, len(filename), 0)
-        central.append(_CENTRAL.pack(b"PK\x01\x02", 20, 20, 0, 0, 0, _DATE, crc, size, size,
-                                     len(filename), 0, 0, 0, 0, 0, offset) + filename)  # fmt: skip
-        parts += (local + filename, body)
-        offset += len(local) + len(filename) + len(body)
-    directory = b"".join(central)
-    end = _END.pack(b"PK\x05\x06", 0, 0, len(central), len(central), len(directory), offset, 0)
-    return b"".join(parts) + directory + end
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, array in members:
+            archive.writestr(zipfile.ZipInfo(f"{name}.npy", _DATE),
+                             _npy_header(array) + array.tobytes())  # fmt: skip
+    return buffer.getvalue()
 
 
 def decode_state(state_type: type[S], data: bytes) -> S:
