@@ -1,8 +1,9 @@
 """Grouping state <-> bytes, for the applyInPandasWithState state row.
 
 A state is a flat dataclass of numpy arrays and scalars. It is stored as an
-``.npz`` archive (no pickle), so bytes written by one process load in any other
-and :func:`decode_state` reads them with ``np.load``.
+``.npz`` archive (no pickle), so bytes written by one process load in any other,
+``np.load`` included; :func:`decode_state` reads the members with ``zipfile`` and
+parses each distinct ``.npy`` header once.
 
 :func:`encode_state` writes the archive with ``zipfile`` rather than through
 ``np.savez``: the routing step snapshots once per batch, and ``np.savez`` spent
@@ -80,14 +81,41 @@ def _npz(members: list[tuple[str, np.ndarray]]) -> bytes:
     return buffer.getvalue()
 
 
+_parsed_headers: dict[bytes, tuple[np.dtype, tuple[int, ...], int]] = {}
+
+
+def _npy_array(member: bytes) -> np.ndarray:
+    """The array of one ``.npy`` member (format 1.0, as :func:`encode_state` writes it).
+
+    Headers are parsed once per distinct header: ``np.load`` evaluates each one as
+    Python literal text, which was most of a restore's time.
+    """
+    if member[:8] != b"\x93NUMPY\x01\x00":
+        raise ValueError("not a .npy member of format 1.0")
+    end = 10 + int.from_bytes(member[8:10], "little")
+    header = member[:end]
+    parsed = _parsed_headers.get(header)
+    if parsed is None:
+        if len(_parsed_headers) >= 4096:  # name arrays change width and length
+            _parsed_headers.clear()
+        stream = io.BytesIO(header)
+        np.lib.format.read_magic(stream)
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+        if fortran or dtype.hasobject:
+            raise ValueError("only C-ordered arrays without objects are stored")
+        parsed = _parsed_headers[header] = (dtype, shape, int(np.prod(shape)))
+    dtype, shape, count = parsed
+    return np.frombuffer(member, dtype, count, end).reshape(shape).copy()
+
+
 def decode_state(state_type: type[S], data: bytes) -> S:
     """Rebuild a state dataclass written by :func:`encode_state`."""
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as stored:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
             values: dict[str, Any] = {}
             for field in dataclasses.fields(state_type):  # type: ignore[arg-type]
-                value = stored[field.name]
-                values[field.name] = value.item() if value.ndim == 0 else value.copy()
+                value = _npy_array(archive.read(f"{field.name}.npy"))
+                values[field.name] = value.item() if value.ndim == 0 else value
     except _UNREADABLE as exc:
         raise StateSerializationError(f"cannot restore {state_type.__name__}: {exc}") from exc
     return state_type(**values)
