@@ -59,9 +59,11 @@ class RunPartialsFeed:
         self._new_partials = new_partials
         self.partials = new_partials()
         self._versions = {name: -1 for name in self._tables}
+        self._snapshots: list[pa.Table] = []  # read, not yet taken
+        self._snapshots_whole = True  # they hold every snapshot of the run
 
-    def advance(self) -> pd.DataFrame:
-        """Add the partials committed since the last call; returns the run's new routing snapshots.
+    def advance(self) -> None:
+        """Add the partials and routing snapshots committed since the last call.
 
         A commit that removed rows (a DELETE on silver) or that log cleanup
         already dropped cannot be added on top: the run is then re-read from
@@ -71,6 +73,7 @@ class RunPartialsFeed:
         try:
             files, versions = self._new_files()
         except DeltaLogError as why:
+            self._snapshots, self._snapshots_whole = [], True
             logger.info("re-reading the run's worker partials from their snapshots: %s", why)
             self.partials = self._new_partials()
             versions = {name: latest_version(self.storage, path)
@@ -84,8 +87,20 @@ class RunPartialsFeed:
             self.partials.add_windows(windows.to_pandas())
         if latency is not None:
             self.partials.add_latency(latency.to_pandas())
+        if snapshots is not None:
+            self._snapshots.append(snapshots)
         self._versions = versions
-        return snapshots.to_pandas() if snapshots is not None else pd.DataFrame(columns=_SNAPSHOT_COLUMNS)
+
+    def take_snapshots(self) -> tuple[pd.DataFrame, bool]:
+        """The run's routing snapshots read since the last call, and whether they are all of them.
+
+        Snapshots stay until taken, so a refresh that publishes nothing loses none.
+        """
+        taken, whole = self._snapshots, self._snapshots_whole
+        self._snapshots, self._snapshots_whole = [], False
+        if not taken:
+            return pd.DataFrame(columns=_SNAPSHOT_COLUMNS), whole
+        return pa.concat_tables(taken).to_pandas(), whole
 
     def _new_files(self) -> tuple[dict[str, list[AddedFile]], dict[str, int]]:
         files: dict[str, list[AddedFile]] = {}

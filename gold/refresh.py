@@ -5,14 +5,18 @@ partials (``silver.worker_windows`` and ``silver.worker_latency``), which a
 :class:`RunPartialsFeed` keeps added up between refreshes so that each one reads
 only silver's new commits, and a refresh publishes the rows of the windows new
 partials reached (a window's ``throughput`` is the run's as of then) and the hot
-keys of the new routing snapshots. Every write is a
-merge on the table's keys whose application transaction is the silver version
-it was built from, so refreshing twice from the same silver data changes nothing.
+keys of the new routing snapshots. A refresh replaces the rows of the windows
+it rebuilt (the tables are partitioned by run and window, so that is a swap of
+files) and appends the new hot keys; each write's application transaction is
+the silver version it was built from, so refreshing twice from the same silver
+data changes nothing.
 """
 
 from __future__ import annotations
 
 import logging
+
+import pandas as pd
 
 from core.run_spec import RunSpec
 from core.tables.base import TableBackend
@@ -20,11 +24,13 @@ from core.warehouse import Warehouse
 from gold.hot_keys import hot_keys_from_snapshots
 from gold.metrics.partials import RunPartials
 from gold.partials_feed import RunPartialsFeed
-from gold.transforms import key_counts, metrics_frame, worker_load
 
 __all__ = ["partials_feed", "refresh_gold"]
 
 logger = logging.getLogger(__name__)
+
+_WINDOWED = ["run_id", "window_start_ms"]  # the partitions of gold's per-window tables
+_CUMULATIVE = -1  # distribution_metrics' window_start_ms of the cumulative row
 
 
 def partials_feed(warehouse: Warehouse, settings: RunSpec) -> RunPartialsFeed:
@@ -36,6 +42,11 @@ def partials_feed(warehouse: Warehouse, settings: RunSpec) -> RunPartialsFeed:
     silver = [warehouse.table_uri("silver", name)
               for name in ("worker_windows", "worker_latency", "routing_snapshots")]  # fmt: skip
     return RunPartialsFeed(warehouse.storage, *silver, settings.run_id, partials)
+
+
+def _of_run(frame: pd.DataFrame, settings: RunSpec) -> pd.DataFrame:
+    frame.insert(0, "run_id", settings.run_id)
+    return frame
 
 
 def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
@@ -60,28 +71,32 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
     if last is not None and last >= version:
         return False
     feed = feed if feed is not None else partials_feed(warehouse, settings)
-    snapshots = feed.advance()
+    feed.advance()
     if feed.partials.tuples == 0:
         # Upstream tables can exist before any tuple of the run reached them (a
         # stage starts on an empty table); an empty frame has no column types
         # to create gold's tables with.
         return False
     touched = feed.partials.take_touched()  # only these windows' rows changed
-    partials = feed.partials.window_rows(touched).assign(run_id=settings.run_id)
-    window = settings.aggregation_window_ms
-    backend.merge(gold["key_counts"], key_counts(partials, window),
-                  ["run_id", "window_start_ms", "key"], app_id, version)  # fmt: skip
-    backend.merge(gold["worker_load"], worker_load(partials, settings.workers, window),
-                  ["run_id", "window_start_ms", "worker"], app_id, version)  # fmt: skip
-    metrics = metrics_frame(feed.partials.result(processing_seconds, touched))
-    metrics.insert(0, "run_id", settings.run_id)
-    metrics["window_start_ms"] = metrics["window_start_ms"].fillna(-1)  # cumulative: no window
-    backend.merge(gold["distribution_metrics"], metrics, ["run_id", "scope", "window_start_ms"],
-                  app_id, version)  # fmt: skip
+    run = [settings.run_id]
+    # A window's rows are rebuilt whole: replace them, one partition per run and window.
+    windows = {"run_id": run, "window_start_ms": touched}
+    backend.replace(gold["key_counts"], _of_run(feed.partials.key_counts(touched), settings),
+                    windows, app_id, version, _WINDOWED)  # fmt: skip
+    backend.replace(gold["worker_load"], _of_run(feed.partials.worker_load(touched), settings),
+                    windows, app_id, version, _WINDOWED)  # fmt: skip
+    snapshots, whole_run = feed.take_snapshots()
     hot = hot_keys_from_snapshots(snapshots, settings.grouping, settings.workers, settings.params)
-    if len(hot):
-        backend.merge(gold["hot_keys"], hot, ["run_id", "splitter", "as_of_ms", "key"], app_id,
-                      version)  # fmt: skip
+    if len(hot) and whole_run:  # from every snapshot of the run: its hot keys whole
+        backend.replace(gold["hot_keys"], hot, {"run_id": run}, app_id, version, ["run_id"])
+    elif len(hot):
+        backend.append(gold["hot_keys"], hot, app_id, version, ["run_id"])
+    # Last: its transaction is the one checked above, so a refresh cut short is redone.
+    metrics = _of_run(feed.partials.result(processing_seconds, touched).to_frame(), settings)
+    metrics["window_start_ms"] = metrics["window_start_ms"].fillna(_CUMULATIVE)
+    backend.replace(gold["distribution_metrics"], metrics,
+                    {**windows, "window_start_ms": [_CUMULATIVE, *touched]}, app_id, version,
+                    _WINDOWED)  # fmt: skip
     logger.info("gold refreshed for run %s from worker windows version %d", settings.run_id,
                 version)  # fmt: skip
     return True

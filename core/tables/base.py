@@ -10,7 +10,7 @@ contents when a query restarts and replays its last micro-batch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
@@ -27,6 +27,7 @@ __all__ = [
     "TablePath",
     "as_nullable",
     "to_arrow",
+    "where_predicate",
 ]
 
 TablePath: TypeAlias = "str | Path"
@@ -77,6 +78,24 @@ class TableBackend(Protocol):
         """Upsert rows by ``keys`` once per ``(app_id, batch_id)``; False if skipped."""
         ...
 
+    def replace(
+        self,
+        path: TablePath,
+        data: TableData,
+        where: Mapping[str, Sequence[Any]],
+        app_id: str,
+        batch_id: int,
+        partition_by: Sequence[str] | None = None,
+    ) -> bool:
+        """Replace the rows matching ``where`` with ``data`` once per ``(app_id, batch_id)``.
+
+        ``where`` maps columns to their values (each column IN its values, all
+        columns at once); every row of ``data`` must match it. Partitioned by
+        ``where``'s columns, the replaced rows are whole files, and no other file
+        is read: cheaper than a MERGE, which joins against the whole table.
+        """
+        ...
+
     def read(self, path: TablePath) -> pa.Table:
         """The table's current contents."""
         ...
@@ -98,6 +117,27 @@ def as_nullable(schema: pa.Schema) -> pa.Schema:
     from rejecting a later batch that carries a null.
     """
     return pa.schema([field.with_nullable(True) for field in schema], metadata=schema.metadata)
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"no SQL literal for {value!r}: use strings and numbers")
+    return repr(value)
+
+
+def where_predicate(where: Mapping[str, Sequence[Any]], quote: Callable[[str], str]) -> str:
+    """``where`` (column -> values) as one SQL predicate: ``c1 IN (...) AND c2 IN (...)``.
+
+    Args:
+        where: columns and the values each may take; none may be empty.
+        quote: quotes a column name for the engine's SQL dialect.
+    """
+    if not where or not all(where.values()):
+        raise ValueError("a replacement needs at least one column with values")
+    return " AND ".join(f"{quote(column)} IN ({', '.join(_literal(v) for v in values)})"
+                        for column, values in where.items())  # fmt: skip
 
 
 def _is_spark_frame(data: Any) -> bool:

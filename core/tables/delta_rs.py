@@ -14,10 +14,11 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -27,7 +28,14 @@ from deltalake.transaction import AddAction
 
 from core.profiling import timed
 from core.storage import Storage
-from core.tables.base import TableData, TableError, TablePath, as_nullable, to_arrow
+from core.tables.base import (
+    TableData,
+    TableError,
+    TablePath,
+    as_nullable,
+    to_arrow,
+    where_predicate,
+)
 from core.tables.delta_log import latest_version
 
 __all__ = ["DataFile", "DeltaRsBackend"]
@@ -264,6 +272,40 @@ class DeltaRsBackend:
                     f"merge of batch {batch_id} ({app_id}) into {path} failed: {exc}"
                 ) from exc
             logger.debug("merged batch %d of %s into %s: %s", batch_id, app_id, path, metrics)
+            return True
+
+    def replace(
+        self,
+        path: TablePath,
+        data: TableData,
+        where: Mapping[str, Sequence[Any]],
+        app_id: str,
+        batch_id: int,
+        partition_by: Sequence[str] | None = None,
+    ) -> bool:
+        """Replace the rows matching ``where`` with ``data`` (see ``TableBackend.replace``).
+
+        Returns:
+            True if a commit was made, False if the batch was skipped or empty.
+        """
+        predicate = where_predicate(where, _quote)
+        with self._open(path) as table:
+            if self._already_written(table, app_id, batch_id):
+                return False
+            if table is None:  # nothing to replace: the first batch creates the table
+                return self.append(path, data, app_id, batch_id, partition_by)
+            arrow = to_arrow(data)
+            if arrow.num_rows == 0:
+                return False
+            try:
+                with timed("delta_write"):
+                    write_deltalake(table, arrow, mode="overwrite", predicate=predicate,
+                                    commit_properties=_commit(app_id, batch_id))  # fmt: skip
+            except Exception as exc:  # delta-rs raises many unrelated types
+                raise TableError(
+                    f"replacement of batch {batch_id} ({app_id}) in {path} failed: {exc}"
+                ) from exc
+            logger.debug("replaced %s in %s (batch %d of %s)", predicate, path, batch_id, app_id)
             return True
 
     def read(self, path: TablePath) -> pa.Table:

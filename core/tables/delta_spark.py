@@ -1,7 +1,7 @@
 """The native Delta backend: delta-spark's ``format("delta")``, when its jars are loaded.
 
-Kept thin on purpose. Appends use delta-spark's idempotent-write options
-``txnAppId``/``txnVersion``; MERGE uses the session settings
+Kept thin on purpose. Appends and replacements (``replaceWhere``) use
+delta-spark's idempotent-write options ``txnAppId``/``txnVersion``; MERGE uses the session settings
 ``spark.databricks.delta.write.txnAppId``/``txnVersion`` (delta-spark >= 2.4) and
 the ``delta.tables`` Python API. Metadata reads (version, last transaction,
 create) go through delta-rs: it is always installed and reads the same protocol.
@@ -11,12 +11,12 @@ Use only when :func:`core.spark.session.delta_spark_available` is true.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from core.tables.base import TableData, TableError, TablePath
+from core.tables.base import TableData, TableError, TablePath, where_predicate
 from core.tables.delta_rs import DeltaRsBackend
 
 if TYPE_CHECKING:
@@ -131,6 +131,26 @@ class DeltaSparkBackend:
             # The settings apply to every later write of the session otherwise.
             self._spark.conf.unset(_TXN_APP)
             self._spark.conf.unset(_TXN_VERSION)
+        return True
+
+    def replace(
+        self,
+        path: TablePath,
+        data: TableData,
+        where: Mapping[str, Sequence[Any]],
+        app_id: str,
+        batch_id: int,
+        partition_by: Sequence[str] | None = None,
+    ) -> bool:
+        """Replace the rows matching ``where`` once per ``(app_id, batch_id)`` (``replaceWhere``)."""
+        predicate = where_predicate(where, lambda column: "`" + column.replace("`", "``") + "`")
+        if self._skip(path, app_id, batch_id):
+            return False
+        if self.version(path) is None:
+            return self.append(path, data, app_id, batch_id, partition_by)
+        (self._frame(data).write.format("delta").mode("overwrite")
+         .option("replaceWhere", predicate).option("txnAppId", app_id)
+         .option("txnVersion", batch_id).save(str(path)))  # fmt: skip
         return True
 
     def read(self, path: TablePath) -> pa.Table:

@@ -17,6 +17,8 @@ its cost follows the new partials, not the length of the run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -25,7 +27,15 @@ from gold.metrics.summary import MetricRow, RunMetrics
 
 __all__ = ["RunPartials", "weighted_percentiles"]
 
-_COUNTS = ["count", "tuples"]
+_KEY_COUNTS = {"window_start_ms": "int64", "window_end_ms": "int64", "key": "object",
+               "count": "int64", "tuples": "int64", "workers": "int64"}  # fmt: skip
+_WORKER_LOAD = {"window_start_ms": "int64", "worker": "int32", "tuples": "int64", "keys": "int64"}
+
+
+def _typed(frames: list[pd.DataFrame], columns: dict[str, str]) -> pd.DataFrame:
+    if not frames:
+        return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in columns.items()})
+    return pd.concat(frames, ignore_index=True).astype(columns)
 
 
 def weighted_percentiles(values: np.ndarray, counts: np.ndarray,
@@ -49,6 +59,32 @@ def _add_counts(old: pd.Series | None, new: pd.Series) -> pd.Series:
     return new if old is None else old.add(new, fill_value=0).astype("int64")
 
 
+@dataclass(frozen=True)
+class _WindowSums:
+    """One aggregation window's partials: per (key, worker) pair, its count and tuples.
+
+    ``pairs`` are sorted and distinct, each ``key_code * W + worker``.
+    """
+
+    pairs: np.ndarray
+    count: np.ndarray
+    tuples: np.ndarray
+
+    def add(self, pairs: np.ndarray, count: np.ndarray, tuples: np.ndarray) -> _WindowSums:
+        every, inverse = np.unique(np.concatenate([self.pairs, pairs]), return_inverse=True)
+
+        def summed(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+            # Integer sums: bincount's float weights would round beyond 2**53.
+            out = np.zeros(len(every), np.int64)
+            np.add.at(out, inverse, np.concatenate([old, new]))
+            return out
+
+        return _WindowSums(every, summed(self.count, count), summed(self.tuples, tuples))
+
+
+_NO_SUMS = _WindowSums(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
+
+
 class RunPartials:
     """One run's worker partials, added up per aggregation window as they arrive.
 
@@ -60,10 +96,11 @@ class RunPartials:
 
     def __init__(self, workers: int, window_ms: int, speed: float) -> None:
         self.workers, self.window_ms, self.speed = workers, window_ms, speed
-        self._windows: dict[int, pd.DataFrame] = {}  # (worker, key) -> count, tuples
+        self._windows: dict[int, _WindowSums] = {}
         self._latency: dict[int, pd.Series] = {}  # latency -> tuples
         self._extremes: dict[int, tuple[int, float]] = {}  # first event, last completion
         self._codes: dict[str, int] = {}  # every key of the run -> a dense code
+        self._keys: list[str] = []  # code -> key
         self._pairs: set[int] = set()  # code * W + worker
         self._loads = np.zeros(workers, dtype=np.int64)
         self._all_latency: pd.Series | None = None
@@ -77,24 +114,34 @@ class RunPartials:
     def _coarse(self, starts: pd.Series) -> pd.Series:
         return starts // self.window_ms * self.window_ms
 
+    def _key_codes(self, keys: pd.Series) -> np.ndarray:
+        # Only the batch's distinct keys go through the dict: its cost follows the new
+        # partials, however many keys the run has.
+        inverse, distinct = pd.factorize(keys)
+        codes = np.empty(len(distinct), np.int64)
+        for i, key in enumerate(distinct):
+            code = self._codes.get(key)
+            if code is None:
+                code = self._codes[key] = len(self._keys)
+                self._keys.append(key)
+            codes[i] = code
+        return codes[inverse]
+
     def add_windows(self, rows: pd.DataFrame) -> None:
         """Add ``silver.worker_windows`` rows of the run."""
         if rows.empty:
             return
-        frame = rows[["worker", "key", *_COUNTS]].assign(start=self._coarse(rows["window_start_ms"]))
-        for start, part in frame.groupby("start", sort=False):
-            sums = part.groupby(["worker", "key"], sort=False)[_COUNTS].sum()
-            old = self._windows.get(int(start))
-            self._windows[int(start)] = sums if old is None else old.add(sums, fill_value=0).astype("int64")
-            self._touched.add(int(start))
-        self._loads += np.bincount(frame["worker"].to_numpy(np.int64),
-                                   weights=frame["tuples"].to_numpy(np.float64),
-                                   minlength=self.workers).astype(np.int64)  # fmt: skip
-        pairs = frame[["key", "worker"]].drop_duplicates()
-        # A dict keeps this proportional to the new partials, however many keys the run has.
-        codes = np.fromiter((self._codes.setdefault(k, len(self._codes)) for k in pairs["key"]),
-                            np.int64, len(pairs))  # fmt: skip
-        self._pairs.update((codes * self.workers + pairs["worker"].to_numpy(np.int64)).tolist())
+        workers = rows["worker"].to_numpy(np.int64)
+        pairs = self._key_codes(rows["key"]) * self.workers + workers
+        count, tuples = rows["count"].to_numpy(np.int64), rows["tuples"].to_numpy(np.int64)
+        starts = self._coarse(rows["window_start_ms"]).to_numpy(np.int64)
+        for start in np.unique(starts).tolist():
+            mine = starts == start
+            sums = self._windows.get(start, _NO_SUMS)
+            self._windows[start] = sums.add(pairs[mine], count[mine], tuples[mine])
+            self._touched.add(start)
+        np.add.at(self._loads, workers, tuples)
+        self._pairs.update(np.unique(pairs).tolist())
 
     def add_latency(self, rows: pd.DataFrame) -> None:
         """Add ``silver.worker_latency`` rows of the run."""
@@ -123,13 +170,38 @@ class RunPartials:
         touched, self._touched = sorted(self._touched), set()
         return touched
 
-    def window_rows(self, starts: list[int]) -> pd.DataFrame:
-        """The summed partials of windows ``starts`` (window_start_ms, worker, key, count, tuples)."""
-        frames = [self._windows[s].reset_index().assign(window_start_ms=s)
-                  for s in starts if s in self._windows]  # fmt: skip
-        if not frames:
-            return pd.DataFrame(columns=["window_start_ms", "worker", "key", *_COUNTS])
-        return pd.concat(frames, ignore_index=True)
+    def key_counts(self, starts: list[int]) -> pd.DataFrame:
+        """Per window of ``starts`` and key: the merged count, its tuples and the workers holding it.
+
+        The AggregatorBolt: the workers' partials of a key added up.
+        """
+        frames = []
+        for start in starts:
+            sums = self._windows[start]
+            codes, first = np.unique(sums.pairs // self.workers, return_index=True)
+            ends = np.append(first[1:], len(sums.pairs))  # pairs are sorted by key code
+            frames.append(pd.DataFrame({
+                "window_start_ms": start, "window_end_ms": start + self.window_ms,
+                "key": np.asarray(self._keys, dtype=object)[codes],
+                "count": np.add.reduceat(sums.count, first) if len(codes) else first,
+                "tuples": np.add.reduceat(sums.tuples, first) if len(codes) else first,
+                "workers": ends - first,
+            }))  # fmt: skip
+        return _typed(frames, _KEY_COUNTS)
+
+    def worker_load(self, starts: list[int]) -> pd.DataFrame:
+        """Per window of ``starts`` and worker (all W; idle ones with 0): tuples and distinct keys."""
+        frames = []
+        for start in starts:
+            sums = self._windows[start]
+            workers = sums.pairs % self.workers
+            tuples = np.zeros(self.workers, np.int64)
+            np.add.at(tuples, workers, sums.tuples)
+            frames.append(pd.DataFrame({
+                "window_start_ms": start, "worker": np.arange(self.workers), "tuples": tuples,
+                "keys": np.bincount(workers, minlength=self.workers),  # a pair per key and worker
+            }))  # fmt: skip
+        return _typed(frames, _WORKER_LOAD)
 
     def _row(self, name: str, start: int | None, loads: np.ndarray, keys: int, pairs: int,
              latency: pd.Series | None, makespan: float, throughput: float) -> MetricRow:  # fmt: skip
@@ -147,15 +219,14 @@ class RunPartials:
 
     def _window_row(self, start: int, throughput: float) -> MetricRow:
         sums = self._windows[start]
-        workers = sums.index.get_level_values("worker").to_numpy(np.int64)
-        loads = np.bincount(workers, weights=sums["tuples"].to_numpy(np.float64),
-                            minlength=self.workers).astype(np.int64)  # fmt: skip
-        keys = sums.index.get_level_values("key").nunique()
+        loads = np.zeros(self.workers, np.int64)
+        np.add.at(loads, sums.pairs % self.workers, sums.tuples)
+        keys = len(np.unique(sums.pairs // self.workers))
         makespan = 0.0
         if start in self._extremes:
             first, last = self._extremes[start]
             makespan = last - (first - start) / self.speed
-        return self._row("window", start, loads, keys, len(sums), self._latency.get(start),
+        return self._row("window", start, loads, keys, len(sums.pairs), self._latency.get(start),
                          makespan, throughput)  # fmt: skip
 
     def result(self, processing_seconds: float, starts: list[int] | None = None) -> RunMetrics:

@@ -59,6 +59,12 @@ class RunMetrics:
     cumulative: MetricRow
     windows: list[MetricRow] = field(default_factory=list)
 
+    def to_frame(self) -> pd.DataFrame:
+        """The rows as ``gold.distribution_metrics`` holds them: the cumulative one, then the windows."""
+        rows = [self.cumulative.to_dict(), *(w.to_dict() for w in self.windows)]
+        frame = pd.DataFrame(rows).drop(columns=["loads"])
+        return frame.astype({"window_start_ms": "Int64"})
+
 
 @dataclass
 class _Scope:

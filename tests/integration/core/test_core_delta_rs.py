@@ -1,4 +1,4 @@
-"""delta-rs backend: idempotent appends and merges with application transactions."""
+"""delta-rs backend: idempotent appends, replacements and merges with application transactions."""
 
 from __future__ import annotations
 
@@ -51,6 +51,30 @@ def test_another_app_id_writes_the_same_batch_id(
     assert _ids(backend, path) == [0, 1, 2, 3]
     assert DeltaTable(str(path)).transaction_version("query-a") == 5
     assert DeltaTable(str(path)).transaction_version("query-b") == 5
+
+
+def test_replace_swaps_the_matching_partitions_and_skips_a_replay(
+    backend: DeltaRsBackend, warehouse: Warehouse
+) -> None:
+    path = warehouse.table_uri("gold", "worker_load")
+    columns = ["run", "window", "n"]
+
+    def rows(*values: tuple[str, int, int]) -> pa.Table:
+        return pa.table(dict(zip(columns, zip(*values, strict=True), strict=True)))
+
+    first = rows(("r'1", 0, 1), ("r'1", 60, 2), ("r2", 0, 3))
+    assert backend.replace(path, first, {"run": ["r'1", "r2"], "window": [0, 60]}, "q", 0,
+                           ["run", "window"])  # fmt: skip
+    assert backend.replace(path, rows(("r'1", 60, 20), ("r'1", 120, 30)),
+                           {"run": ["r'1"], "window": [60, 120]}, "q", 1)  # fmt: skip
+    version = backend.version(path)
+    assert not backend.replace(path, rows(("r'1", 0, 999)), {"run": ["r'1"], "window": [0]},
+                               "q", 1)  # a replay  # fmt: skip
+
+    got = sorted(tuple(r.values()) for r in backend.read(path).select(columns).to_pylist())
+    assert got == [("r'1", 0, 1), ("r'1", 60, 20), ("r'1", 120, 30), ("r2", 0, 3)]
+    assert backend.version(path) == version
+    assert DeltaTable(str(path)).metadata().partition_columns == ["run", "window"]
 
 
 def test_merge_upserts_by_key_and_skips_a_replay(

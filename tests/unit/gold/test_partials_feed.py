@@ -49,16 +49,33 @@ def _metrics(feed: RunPartialsFeed) -> pd.DataFrame:
     return pd.DataFrame([r.to_dict() for r in (result.cumulative, *result.windows)])
 
 
+def _taken(feed: RunPartialsFeed) -> tuple[list[int], bool]:
+    snapshots, whole_run = feed.take_snapshots()
+    return sorted(snapshots["event_time_ms"].tolist()), whole_run
+
+
+def test_snapshots_wait_until_taken(tmp_path):
+    _commit(tmp_path, "r", 0, 100, seed=1)
+    feed = _feed(tmp_path)
+    feed.advance()
+    _commit(tmp_path, "r", 1, 100, seed=2)
+    feed.advance()
+    assert _taken(feed) == ([0, 1], True)  # two reads, one take: every snapshot so far
+
+
 def test_feed_reads_each_commit_once_and_keeps_other_runs_out(tmp_path):
     _commit(tmp_path, "r", 0, 500, seed=1)
     _commit(tmp_path, "other-run", 0, 300, seed=2)
     feed = _feed(tmp_path)
-    assert feed.advance()["event_time_ms"].tolist() == [0]  # the run's new snapshot only
+    feed.advance()
+    assert _taken(feed) == ([0], True)  # the run's snapshot only, and all of the run's
     tuples = feed.partials.tuples
-    assert feed.advance().empty  # nothing new: nothing added twice
+    feed.advance()
+    assert _taken(feed) == ([], False)  # nothing new: nothing added twice
     assert feed.partials.tuples == tuples
     _commit(tmp_path, "r", 1, 400, seed=3)
-    assert feed.advance()["event_time_ms"].tolist() == [1]
+    feed.advance()
+    assert _taken(feed) == ([1], False)
     fresh = _feed(tmp_path)
     fresh.advance()
     pd.testing.assert_frame_equal(_metrics(feed), _metrics(fresh))
@@ -81,8 +98,10 @@ def test_rows_deleted_from_silver_make_the_feed_start_over(tmp_path):
     _commit(tmp_path, "r", 1, 500, seed=2)
     feed = _feed(tmp_path)
     feed.advance()
+    feed.take_snapshots()
     DeltaTable(str(tmp_path / "windows")).delete("batch_id >= 1")
     feed.advance()
+    assert _taken(feed) == ([0, 1], True)  # read again from the start
     kept = DeltaTable(str(tmp_path / "windows")).to_pandas()["tuples"].sum()
     assert _metrics(feed)["tuples"].iloc[0] == kept
 
@@ -90,5 +109,6 @@ def test_rows_deleted_from_silver_make_the_feed_start_over(tmp_path):
 def test_a_run_without_rows_has_zero_tuples(tmp_path):
     _commit(tmp_path, "other", 0, 50, seed=1)
     feed = _feed(tmp_path, run_id="absent")
-    assert feed.advance().empty
+    feed.advance()
+    assert _taken(feed) == ([], True)
     assert _metrics(feed)["tuples"].iloc[0] == 0

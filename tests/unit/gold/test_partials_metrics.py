@@ -101,7 +101,7 @@ def test_partials_added_twice_count_twice_and_only_touched_windows_are_taken():
     partials = RunPartials(WORKERS, 60_000, 1.0)
     partials.add_windows(frame)
     partials.add_windows(frame)
-    assert partials.window_rows([0])[["count", "tuples"]].iloc[0].tolist() == [6, 4]
+    assert partials.key_counts([0])[["count", "tuples"]].iloc[0].tolist() == [6, 4]
     assert partials.take_touched() == [0] and partials.take_touched() == []
     partials.add_windows(frame.assign(window_start_ms=75_000))
     assert partials.take_touched() == [60_000]
@@ -122,3 +122,34 @@ def test_windows_published_piecemeal_equal_one_result():
         for row in partials.result(1.0, partials.take_touched()).windows:
             published[row.window_start_ms] = row
     assert [published[s] for s in sorted(published)] == whole.windows
+
+
+def _worker_windows(rows: list[tuple[str, int, int, int]]) -> pd.DataFrame:
+    """``silver.worker_windows`` rows of (key, count, event time, worker) tuples, by hand."""
+    tuples = pd.DataFrame(rows, columns=["key", "count", "event_time_ms", "worker"])
+    start = tuples["event_time_ms"] // 15_000 * 15_000
+    return (tuples.assign(window_start_ms=start)
+            .groupby(["window_start_ms", "worker", "key"])
+            .agg(count=("count", "sum"), tuples=("count", "size")).reset_index())  # fmt: skip
+
+
+ROUTED = [("a", 2, 0, 0), ("a", 3, 10, 1), ("b", 1, 20, 1), ("a", 1, 70_000, 0)]
+
+
+def test_key_counts_merge_partials_across_workers():
+    partials = RunPartials(3, 60_000, 1.0)
+    partials.add_windows(_worker_windows(ROUTED))
+    table = partials.key_counts([0, 60_000])
+    rows = {(r.window_start_ms, r.key): (r.count, r.tuples, r.workers) for r in table.itertuples()}
+    assert rows == {(0, "a"): (5, 2, 2), (0, "b"): (1, 1, 1), (60_000, "a"): (1, 1, 1)}
+    assert (table["window_end_ms"] - table["window_start_ms"] == 60_000).all()
+
+
+def test_worker_load_lists_every_worker_of_each_window():
+    partials = RunPartials(3, 60_000, 1.0)
+    partials.add_windows(_worker_windows(ROUTED))
+    table = partials.worker_load([0, 60_000])
+    first = table[table["window_start_ms"] == 0].sort_values("worker")
+    assert first["tuples"].tolist() == [1, 2, 0]
+    assert first["keys"].tolist() == [1, 2, 0]
+    assert table["tuples"].sum() == 4 and len(table) == 6

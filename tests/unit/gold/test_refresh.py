@@ -1,13 +1,15 @@
-"""Gold refresh: nothing is published before the run has worker windows."""
+"""Gold refresh: nothing is published before the run has worker windows; rebuilt windows replace theirs."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from gold.refresh import refresh_gold
+from gold.refresh import partials_feed, refresh_gold
 from silver.sink import SNAPSHOTS_ARROW
 from silver.worker_query import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
 
@@ -48,3 +50,64 @@ def test_gold_waits_for_the_runs_first_worker_windows(tmp_path) -> None:
     assert sorted(counts["key"]) == ["k0", "k1", "k2"] and counts["count"].tolist() == [2, 2, 2]
     metrics = backend.read(warehouse.table_uri("gold", "distribution_metrics")).to_pandas()
     assert metrics.loc[metrics["scope"] == "cumulative", "p50_ms"].tolist() == [1.0]
+
+
+def _partials(run_id: str, batch_id: int, rows: int, seed: int) -> tuple[pa.Table, pa.Table]:
+    rng = np.random.default_rng(seed)
+    starts = (rng.integers(0, 3, rows) + batch_id) * 15_000  # windows overlap from batch to batch
+    workers = rng.integers(0, 3, rows).astype(np.int32)
+    windows = pa.table({
+        "run_id": [run_id] * rows, "batch_id": [batch_id] * rows, "window_start_ms": starts,
+        "worker": workers, "key": [f"k{k}" for k in rng.integers(0, 20, rows)],
+        "count": rng.integers(1, 5, rows), "tuples": rng.integers(1, 5, rows),
+        "window_end_ms": starts + 15_000,
+    }, schema=WORKER_WINDOWS_ARROW)  # fmt: skip
+    latency = pa.table({
+        "run_id": [run_id] * rows, "batch_id": [batch_id] * rows, "window_start_ms": starts,
+        "worker": workers, "latency_ms": rng.integers(1, 9, rows).astype(float),
+        "tuples": rng.integers(1, 5, rows), "first_event_ms": starts,
+        "last_completion_ms": rng.uniform(1, 100, rows),
+    }, schema=WORKER_LATENCY_ARROW)  # fmt: skip
+    return windows, latency
+
+
+def _expected_key_counts(windows: pd.DataFrame, run_id: str) -> pd.DataFrame:
+    rows = windows[windows["run_id"] == run_id].assign(
+        window_start_ms=lambda f: f["window_start_ms"] // 60_000 * 60_000)
+    return rows.groupby(["window_start_ms", "key"], as_index=False)[["count", "tuples"]].sum()
+
+
+def test_refreshes_replace_the_windows_they_rebuild(tmp_path) -> None:
+    backend, warehouse = DeltaRsBackend(), Warehouse(tmp_path)
+    silver = {name: warehouse.table_uri("silver", name) for name in ("worker_windows",
+                                                                      "worker_latency")}  # fmt: skip
+    backend.create_if_missing(warehouse.table_uri("silver", "routing_snapshots"), SNAPSHOTS_ARROW)
+    runs = {name: RunSpec(run_id=name, source_type="ZIPF", grouping="KEY", workers=3, splitters=1)
+            for name in ("r", "other")}  # fmt: skip
+    feeds = {name: partials_feed(warehouse, spec) for name, spec in runs.items()}
+    for batch in range(6):  # every aggregation window is rebuilt by several refreshes
+        for seed, name in enumerate(runs):
+            windows, latency = _partials(name, batch, 40, seed=10 * batch + seed)
+            backend.append(silver["worker_latency"], latency, f"workers-{name}", batch)
+            backend.append(silver["worker_windows"], windows, f"workers-{name}", batch)
+            assert refresh_gold(backend, warehouse, runs[name], 1.0, feeds[name])
+    # A restarted job's first refresh (a fresh feed) after more partials rebuilds from the start.
+    windows, latency = _partials("r", 6, 40, seed=99)
+    backend.append(silver["worker_latency"], latency, "workers-r", 6)
+    backend.append(silver["worker_windows"], windows, "workers-r", 6)
+    assert refresh_gold(backend, warehouse, runs["r"], 1.0)
+
+    every = backend.read(silver["worker_windows"]).to_pandas()
+    counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
+    for name in runs:
+        got = counts[counts["run_id"] == name][["window_start_ms", "key", "count", "tuples"]]
+        pd.testing.assert_frame_equal(
+            got.sort_values(["window_start_ms", "key"]).reset_index(drop=True),
+            _expected_key_counts(every, name), check_dtype=False)  # fmt: skip
+    metrics = backend.read(warehouse.table_uri("gold", "distribution_metrics")).to_pandas()
+    cumulative = metrics[metrics["scope"] == "cumulative"].set_index("run_id")["tuples"]
+    assert cumulative.to_dict() == every.groupby("run_id")["tuples"].sum().to_dict()
+    assert not metrics.duplicated(["run_id", "scope", "window_start_ms"]).any()
+    loads = backend.read(warehouse.table_uri("gold", "worker_load")).to_pandas()
+    assert not loads.duplicated(["run_id", "window_start_ms", "worker"]).any()
+    assert loads.groupby("run_id")["tuples"].sum().to_dict() == cumulative.to_dict()
