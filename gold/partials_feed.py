@@ -116,8 +116,10 @@ class RunPartialsFeed:
         return files, versions
 
     def _read(self, files: list[AddedFile], columns: list[str]) -> pa.Table | None:
-        tables = [pq.read_table(self.storage.fs_path(f.path), filesystem=self.storage.filesystem,
-                                columns=columns, filters=[("run_id", "=", self.run_id)])
-                  for f in files]  # fmt: skip
-        rows = [t for t in tables if t.num_rows]
-        return pa.concat_tables(rows) if rows else None
+        if not files:
+            return None
+        # One dataset over every new file: building one per file cost twice the reading.
+        rows = pq.read_table([self.storage.fs_path(f.path) for f in files],
+                             filesystem=self.storage.filesystem, columns=columns,
+                             filters=[("run_id", "=", self.run_id)])  # fmt: skip
+        return rows if rows.num_rows else None
