@@ -21,12 +21,12 @@ from core.spark.input_rows import observe_input_rows
 from core.spark.sources import bind_source
 from core.storage import Storage
 from core.tables.delta_rs import DeltaRsBackend
+from core.tables.sink import BatchWriter, written_everywhere
 from core.tables.task_files import commit_task_files
 
 if TYPE_CHECKING:
     from core.kafka.source import KafkaTopic
     from core.tables.base import TableBackend, TablePath
-    from core.tables.sink import BatchWriter
 
 __all__ = ["can_land", "landed_raw_events", "landing_batch_writer", "raw_events"]
 
@@ -66,8 +66,7 @@ def landing_batch_writer(backend: DeltaRsBackend, table: TablePath, app_id: str)
     """The ``foreachBatch`` function that commits a micro-batch's landed files."""
 
     def write_batch(df: DataFrame, batch_id: int) -> None:
-        last = backend.transaction_version(table, app_id)
-        if last is not None and last >= batch_id:
+        if written_everywhere(backend, [table], app_id, batch_id):
             return  # a replay of a committed batch: its tasks never run
         with timed("collect"):  # the Kafka reads and the Parquet writes happen here
             files = df.collect()

@@ -20,6 +20,7 @@ import pandas as pd
 
 from core.run_spec import RunSpec
 from core.tables.base import TableBackend
+from core.tables.sink import written_everywhere
 from core.warehouse import Warehouse
 from gold.hot_keys import hot_keys_from_snapshots
 from gold.metrics.partials import RunPartials
@@ -67,8 +68,7 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
     app_id = f"gold-refresh-{settings.run_id}"
     gold = {name: warehouse.table_uri("gold", name)
             for name in ("key_counts", "worker_load", "distribution_metrics", "hot_keys")}  # fmt: skip
-    last = backend.transaction_version(gold["distribution_metrics"], app_id)
-    if last is not None and last >= version:
+    if written_everywhere(backend, [gold["distribution_metrics"]], app_id, version):
         return False
     feed = feed if feed is not None else partials_feed(warehouse, settings)
     feed.advance()
