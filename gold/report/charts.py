@@ -78,7 +78,7 @@ def _worker_load(data: ReportData, run_ids: list[str]) -> dict[str, Any]:
                                      {"field": "share_pct", "title": "share %", "format": ".2f"}]}}  # fmt: skip
     even = {"mark": {"type": "rule", "strokeDash": [6, 4]},
             "encoding": {"y": {"field": "even", "aggregate": "max"},
-                         "color": colour,
+                         "color": colour, "detail": {"field": "run_id"},
                          "tooltip": [{"field": "label", "title": "run"},
                                      {"field": "even", "aggregate": "max", "title": "even share",
                                       "format": ",.1f"}]}}  # fmt: skip
