@@ -56,6 +56,12 @@ def _zoom(name: str, encodings: list[str]) -> dict[str, Any]:
             "bind": "scales"}  # fmt: skip
 
 
+def _minutes() -> dict[str, Any]:
+    # A little room at both ends, so the first and last points are not cut by the axes.
+    return {"field": "minute", "type": "quantitative", "title": _MINUTES,
+            "scale": {"nice": False, "padding": 12}}  # fmt: skip
+
+
 def _utc(ms: int) -> str:
     return pd.Timestamp(ms, unit="ms", tz="UTC").strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -70,7 +76,8 @@ def _worker_load(data: ReportData, run_ids: list[str]) -> dict[str, Any]:
                  for w, t in enumerate(run["tuples"])]  # fmt: skip
     colour = _run_colour(data)
     bars = {"mark": {"type": "bar"}, "params": [_zoom("zoom_load", ["y"])],
-            "encoding": {"x": {"field": "worker", "type": "ordinal", "title": "worker"},
+            "encoding": {"x": {"field": "worker", "type": "ordinal", "title": "worker",
+                               "axis": {"labelAngle": 0}},
                          "xOffset": {"field": "label"}, "y": {"field": "tuples", "type": "quantitative", "title": "tuples"},
                          "color": colour,
                          "tooltip": [{"field": "label", "title": "run"}, {"field": "worker"},
@@ -102,24 +109,24 @@ def _windows(data: ReportData, run_ids: list[str]) -> dict[str, Any]:
         rows, run_ids,
         mark={"type": "line", "point": {"size": 60, "filled": True}},
         params=[metric, _zoom("zoom_windows", ["x", "y"])],
-        encoding={"x": {"field": "minute", "type": "quantitative", "title": _MINUTES},
+        encoding={"x": _minutes(),
                   "y": {"field": "value", "type": "quantitative", "title": "value",
                         "axis": {"title": {"expr": "metric"}}},
                   "color": _run_colour(data),
                   "tooltip": [{"field": "label", "title": "run"}, {"field": "window"},
                               {"field": "minute", "format": ".1f"},
-                              {"field": "value", "title": "value", "format": ".6~g"}]},
-        transform=[{"calculate": "datum[metric]", "as": "value"}],
+                              {"field": "metric"}, {"field": "value", "format": ".6~g"}]},
+        transform=[{"calculate": "datum[metric]", "as": "value"}, {"calculate": "metric", "as": "metric"}],
     )  # fmt: skip
 
 
 def _dist_cost(data: ReportData, run_ids: list[str]) -> dict[str, Any]:
     rows = [r for r in data.dist_cost if r["imbalance"] is not None and r["dist_cost"] is not None]
-    x = {"field": "imbalance", "type": "quantitative", "title": "imbalance (lower is better balanced)",
-         "scale": {"zero": True, "nice": True}}  # fmt: skip
-    y = {"field": "dist_cost", "type": "quantitative",
-         "title": "dist_cost: workers per key (lower is cheaper to merge)",
-         "scale": {"zero": False, "padding": 20}}  # fmt: skip
+    # Room around the points for their names, which zooming clips at the plot's edge.
+    x = {"field": "imbalance", "type": "quantitative", "title": "imbalance (lower: better balanced)",
+         "scale": {"padding": 70}, "axis": {"labelExpr": "datum.value < 0 ? '' : datum.label"}}  # fmt: skip
+    y = {"field": "dist_cost", "type": "quantitative", "title": "dist_cost (workers per key)",
+         "scale": {"zero": False, "padding": 30}}  # fmt: skip
     tooltip = [{"field": "label", "title": "run"}, {"field": "imbalance", "format": ".6~g"},
                {"field": "dist_cost", "format": ".6~g"}]  # fmt: skip
     points = {
@@ -128,7 +135,7 @@ def _dist_cost(data: ReportData, run_ids: list[str]) -> dict[str, Any]:
         "encoding": {"x": x, "y": y, "color": _run_colour(data), "tooltip": tooltip},
     }
     names = {
-        "mark": {"type": "text", "align": "left", "dx": 9, "dy": -9},
+        "mark": {"type": "text", "align": "center", "dy": -15},
         "encoding": {"x": x, "y": y, "text": {"field": "label"}, "tooltip": tooltip},
     }
     return _base(rows, run_ids, layer=[points, names])
@@ -148,7 +155,7 @@ def _pool_chart(run: dict[str, Any], start: int, colour: str, run_ids: list[str]
         return _base(rows, run_ids,
                      mark={"type": "line", "interpolate": "step-after", "point": {"size": 50}},
                      params=[_zoom("zoom_pools", ["x", "y"])],
-                     encoding={"x": {"field": "minute", "type": "quantitative", "title": _MINUTES},
+                     encoding={"x": _minutes(),
                                "y": pool, "tooltip": tooltip,
                                "color": {"field": "key", "type": "nominal", "sort": order,
                                          "legend": {"labelLimit": 200}}})  # fmt: skip
