@@ -17,7 +17,7 @@ __all__ = ["THIRD_PARTY_LOGGERS", "configure_logging", "figure", "figures", "ver
 
 THIRD_PARTY_LOGGERS = {"py4j": logging.WARNING, "numba": logging.WARNING,
                        "urllib3": logging.WARNING, "great_expectations": logging.WARNING,
-                       "matplotlib": logging.WARNING, "asyncio": logging.WARNING,
+                       "asyncio": logging.WARNING,
                        "filelock": logging.WARNING, "fsspec": logging.WARNING}  # fmt: skip
 # py4j logs every JVM call at DEBUG and numba every compilation step: useless even
 # when debugging this project, so they stay at WARNING in verbose mode too.

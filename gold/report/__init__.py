@@ -1,8 +1,9 @@
 """``dkg report``: an offline, self-contained HTML comparison of runs from the gold tables.
 
 - :mod:`.data`: gold frames -> plain figure data (pure pandas).
-- :mod:`.figures`: figure data -> base64 PNGs (matplotlib, Agg canvas).
-- :mod:`.html`: figure data + PNGs -> one HTML page (Jinja2).
+- :mod:`.charts`: figure data -> Vega-Lite specs (plain dicts).
+- :mod:`.vega`: the Vega libraries' JavaScript, bundled offline (vl-convert).
+- :mod:`.html`: figure data + specs + Vega -> one interactive HTML page (Jinja2).
 - :mod:`.load`: reads the gold tables with delta-rs and ties the three together.
 """
 

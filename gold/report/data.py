@@ -16,13 +16,17 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["MAX_HOT_KEYS", "SUMMARY_COLUMNS", "ReportData", "ReportError", "build_report_data"]
+__all__ = ["MAX_HOT_KEYS", "SUMMARY_COLUMNS", "WINDOW_METRICS", "ReportData", "ReportError",
+           "build_report_data"]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
 SUMMARY_COLUMNS = ("tuples", "imbalance", "stddev_pct", "skew_s", "dist_cost", "p99_ms",
                    "throughput")  # fmt: skip
 """Cumulative ``gold.distribution_metrics`` columns shown per run."""
+
+WINDOW_METRICS = ("imbalance", "stddev_pct", "skew_s", "e_lb", "dist_cost", "tuples", "p99_ms")
+"""Per-window ``gold.distribution_metrics`` columns the report draws over time."""
 
 MAX_HOT_KEYS = 8
 """Hot keys drawn per run (those with the largest pools); more lines are unreadable."""
@@ -40,17 +44,20 @@ class ReportData:
         summary: Per run: ``run_id``, ``label``, ``grouping``, ``source``,
             ``workers`` and the cumulative :data:`SUMMARY_COLUMNS`.
         worker_load: Per run: ``tuples[w]`` summed over ``gold.worker_load`` windows.
-        imbalance: Per run: ``window_start_ms`` and ``imbalance`` of each window.
+        windows: Per run: ``window_start_ms`` and each of :data:`WINDOW_METRICS`,
+            one value per window in start order.
         dist_cost: Per run: cumulative ``imbalance`` and ``dist_cost``.
         hot_keys: Per run: ``keys`` (at most :data:`MAX_HOT_KEYS`: largest pools
             first, then largest estimated share), each with ``as_of_ms`` and
             ``pool_size`` (the largest pool any splitter gave the key at that
-            event time), and ``total_keys``, how many keys were hot.
+            event time), ``total_keys``, how many keys were hot, and
+            ``snapshots``, the most routing snapshots any one splitter took
+            with a hot key (1: the pools are known at one moment only).
     """
 
     summary: list[dict[str, Any]]
     worker_load: list[dict[str, Any]]
-    imbalance: list[dict[str, Any]]
+    windows: list[dict[str, Any]]
     dist_cost: list[dict[str, Any]]
     hot_keys: list[dict[str, Any]]
 
@@ -130,14 +137,14 @@ def _worker_loads(summary: pd.DataFrame, worker_load: pd.DataFrame) -> list[dict
     return out
 
 
-def _imbalance(summary: pd.DataFrame, metrics: pd.DataFrame) -> list[dict[str, Any]]:
+def _windows(summary: pd.DataFrame, metrics: pd.DataFrame) -> list[dict[str, Any]]:
     windows = metrics[metrics["scope"] == "window"].sort_values("window_start_ms")
     out = []
     for run_id, label in summary[["run_id", "label"]].itertuples(index=False):
         rows = windows[windows["run_id"] == run_id]
+        values = {m: [_plain(v) for v in rows[m]] for m in WINDOW_METRICS}
         out.append({"run_id": run_id, "label": label,
-                    "window_start_ms": [int(v) for v in rows["window_start_ms"]],
-                    "imbalance": [_plain(v) for v in rows["imbalance"]]})  # fmt: skip
+                    "window_start_ms": [int(v) for v in rows["window_start_ms"]], **values})  # fmt: skip
     return out
 
 
@@ -162,7 +169,9 @@ def _hot_keys(summary: pd.DataFrame, hot: pd.DataFrame | None) -> list[dict[str,
                 keys.append({"key": str(key), "as_of_ms": [int(v) for v in series["as_of_ms"]],
                              "pool_size": [int(v) for v in series["pool_size"]]})  # fmt: skip
         total = int(rows["key"].nunique()) if len(rows) else 0
-        out.append({"run_id": run_id, "label": label, "keys": keys, "total_keys": total})
+        snapshots = int(rows.groupby("splitter")["as_of_ms"].nunique().max()) if len(rows) else 0
+        out.append({"run_id": run_id, "label": label, "keys": keys, "total_keys": total,
+                    "snapshots": snapshots})  # fmt: skip
     return out
 
 
@@ -191,7 +200,7 @@ def build_report_data(metrics: pd.DataFrame, worker_load: pd.DataFrame,
     return ReportData(
         summary=rows,
         worker_load=_worker_loads(summary, worker_load),
-        imbalance=_imbalance(summary, metrics),
+        windows=_windows(summary, metrics),
         dist_cost=[{"run_id": r["run_id"], "label": r["label"], "imbalance": r["imbalance"],
                     "dist_cost": r["dist_cost"]} for r in rows],
         hot_keys=_hot_keys(summary, hot_keys),

@@ -1,9 +1,10 @@
-"""The report page: a Jinja2 template filled with the figure data and the PNGs.
+"""The report page: a Jinja2 template filled with the figure data, the chart specs and Vega.
 
-The page is self-contained: styles inline, images as ``data:`` URIs, and each
-chart's numbers in a ``<script type="application/json" id="data-<chart>">``
-block (Jinja2's ``tojson`` escapes ``<``, ``>`` and ``&``, so the JSON cannot
-close the script element).
+The page is self-contained: styles, script and the Vega libraries inline, and
+each chart's spec and numbers in ``<script type="application/json">`` blocks
+(``data-<chart>`` for the figure data, ``spec-<chart>`` for the Vega-Lite spec;
+Jinja2's ``tojson`` escapes ``<``, ``>`` and ``&``, so the JSON cannot close the
+script element).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from gold.report.data import SUMMARY_COLUMNS, ReportData
+from gold.report.charts import PICKED, render_charts, run_colours
+from gold.report.data import SUMMARY_COLUMNS, WINDOW_METRICS, ReportData
+from gold.report.vega import vega_javascript
 
 __all__ = ["render_html"]
 
@@ -48,16 +51,16 @@ def _environment() -> Environment:
     return env
 
 
-def render_html(data: ReportData, figures: dict[str, str | None], warehouse: str,
-                title: str = "DKG groupings report") -> str:  # fmt: skip
+def render_html(data: ReportData, warehouse: str, title: str = "DKG groupings report") -> str:
     """The whole page as a string.
 
     Args:
         data: The figure data (also embedded as JSON).
-        figures: Base64 PNGs by chart name (``hot_keys`` may be None).
         warehouse: Shown in the header, so a saved report says where it came from.
         title: Page title.
     """
     template = _environment().get_template("report.html.j2")
-    return template.render(title=title, warehouse=warehouse, data=data, figures=figures,
-                           columns=SUMMARY_COLUMNS, blocks=asdict(data))  # fmt: skip
+    return template.render(title=title, warehouse=warehouse, data=data, columns=SUMMARY_COLUMNS,
+                           window_metrics=WINDOW_METRICS, blocks=asdict(data),
+                           specs=render_charts(data), colours=run_colours(data), picked=PICKED,
+                           vega=vega_javascript())  # fmt: skip

@@ -10,7 +10,6 @@ import pandas as pd
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.report.data import ReportError, build_report_data
-from gold.report.figures import render_figures
 from gold.report.html import render_html
 
 __all__ = ["build_report", "read_gold"]
@@ -46,5 +45,5 @@ def build_report(warehouse: Warehouse, backend: TableBackend, run_ids: Sequence[
     frames = read_gold(warehouse, backend)
     data = build_report_data(frames["distribution_metrics"], frames["worker_load"],
                              frames["runs"], frames["hot_keys"], run_ids)  # fmt: skip
-    logger.info("drawing the report of %d run(s)", len(data.summary))
-    return render_html(data, render_figures(data), warehouse.root)
+    logger.info("writing the report of %d run(s)", len(data.summary))
+    return render_html(data, warehouse.root)

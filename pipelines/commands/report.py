@@ -1,4 +1,4 @@
-"""``dkg report``: an offline HTML report comparing the groupings of one or more runs."""
+"""``dkg report``: an offline, interactive HTML report comparing the groupings of runs."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ def add_parser(subparsers: Any) -> None:
     """Register ``report``."""
     parser = subparsers.add_parser(
         "report", help="write a self-contained HTML report comparing runs",
-        description="Read the gold tables (no Spark) and write one HTML file with every image "
-        "embedded: load per worker, imbalance per window, dist_cost against imbalance, hot "
-        "keys' pool sizes over time, and a summary table of each run's cumulative metrics.",
+        description="Read the gold tables (no Spark) and write one self-contained HTML file that "
+        "opens offline: interactive charts of load per worker, metrics per window, dist_cost "
+        "against imbalance and hot keys' pool sizes, a summary table of each run's cumulative "
+        "metrics, and a picker of the runs to show.",
     )  # fmt: skip
     parser.add_argument("--warehouse", help="warehouse root: a path or s3://bucket/prefix "
                         "(warehouse.uri)")  # fmt: skip

@@ -2,90 +2,43 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pandas as pd
 import pytest
+import vl_convert
 
-from core.tables import DeltaRsBackend
-from core.warehouse import Warehouse
 from gold.report import ReportError, build_report_data
+from gold.report.data import WINDOW_METRICS
+from gold.report.vega import VEGA_LITE_VERSION
 from pipelines.cli import main
-
-METRIC_COLUMNS = ["workers", "tuples", "distinct_keys", "stddev_pct", "imbalance", "skew_s",
-                  "e_lb", "dist_cost", "throughput", "p50_ms", "p99_ms", "makespan_ms"]  # fmt: skip
-
-
-def _metric(run_id, scope, start, workers, imbalance, dist_cost, tuples=100):
-    values = [workers, tuples, 5, imbalance * 50, imbalance, imbalance / 2, imbalance * 1.5,
-              dist_cost, 1234.5678, 1.0, 2.0 + imbalance, 99.0]  # fmt: skip
-    return {"run_id": run_id, "scope": scope, "window_start_ms": start,
-            **dict(zip(METRIC_COLUMNS, values, strict=True))}  # fmt: skip
-
-
-def _gold_frames():
-    metrics = pd.DataFrame([
-        _metric("run-key", "cumulative", -1, 3, 0.2666666666666667, 1.0, 150),
-        _metric("run-key", "window", 0, 3, 0.3, 1.0),
-        _metric("run-key", "window", 60_000, 3, 0.2, 1.0, 50),
-        _metric("run-dkg", "cumulative", -1, 3, 0.04, 1.6, 150),
-        _metric("run-dkg", "window", 0, 3, 0.06, 1.4),
-        _metric("run-dkg", "window", 60_000, 3, 0.01, 1.2, 50),
-    ])  # fmt: skip
-    loads = {"run-key": [[70, 20, 10], [30, 20, 0]], "run-dkg": [[35, 33, 32], [17, 16, 17]]}
-    worker_load = pd.DataFrame([
-        {"run_id": run, "window_start_ms": w * 60_000, "worker": worker, "tuples": t, "keys": 1}
-        for run, windows in loads.items() for w, row in enumerate(windows)
-        for worker, t in enumerate(row)
-    ]).astype({"worker": "int32"})  # fmt: skip
-    runs = pd.DataFrame([
-        {"run_id": "run-key", "source": "COUNTRY_SKEW_R80", "grouping": "KEY", "label": "KEY",
-         "workers": 3, "status": "succeeded", "started_at": pd.Timestamp("2026-01-01", tz="UTC")},
-        {"run_id": "run-dkg", "source": "COUNTRY_SKEW_R80", "grouping": "DYNAMIC_KEY",
-         "label": "DYNAMIC_KEY", "workers": 3, "status": "succeeded",
-         "started_at": pd.Timestamp("2026-01-02", tz="UTC")},
-    ])  # fmt: skip
-    hot_keys = pd.DataFrame([
-        ("run-dkg", 0, 15_000, "Turkey", 2), ("run-dkg", 1, 15_000, "Turkey", 3),
-        ("run-dkg", 0, 30_000, "Turkey", 3), ("run-dkg", 0, 30_000, "Spain", 2),
-        ("run-dkg", 1, 75_000, "Turkey", 2),
-    ], columns=["run_id", "splitter", "as_of_ms", "key", "pool_size"]).assign(
-        workers=lambda f: [[0, 1]] * len(f), estimated_share=0.5, reason="hot")  # fmt: skip
-    return {"distribution_metrics": metrics, "worker_load": worker_load, "runs": runs,
-            "hot_keys": hot_keys.astype({"splitter": "int32", "pool_size": "int32"})}  # fmt: skip
+from tests.unit.gold.report.gold_tables import gold_frames, write_gold
 
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory):
-    root = Warehouse(tmp_path_factory.mktemp("gold") / "lakehouse")
-    backend = DeltaRsBackend()
-    for name, frame in _gold_frames().items():
-        backend.append(root.table_uri("gold", name), frame, "test", 0)
-    return Path(root.root)
+    return write_gold(tmp_path_factory.mktemp("gold") / "lakehouse", gold_frames())
 
 
 class _Page(HTMLParser):
-    """What a test needs from the page: links, images, JSON blocks, summary cells."""
+    """What a test needs from the page: links, scripts, JSON blocks, summary cells."""
 
     def __init__(self, html):
         super().__init__()
-        self.urls, self.images, self.blocks, self.cells = [], [], {}, {}
+        self.urls, self.scripts, self.blocks, self.cells = [], [], {}, {}
         self._block, self._row = None, None
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         self.urls += [v for k, v in attrs.items() if k in ("src", "href") and v]
-        if tag == "img":
-            self.images.append(attrs["src"])
         if tag == "script":
+            self.scripts.append(attrs)
             self._block = attrs.get("id")
-        if tag == "tr" and "data-run-id" in attrs:
-            self._row = attrs["data-run-id"]
-        if tag == "td" and "data-column" in attrs:
+        if tag == "tr":  # the summary table's rows; the numbers tables' have no class
+            self._row = attrs["data-run-id"] if attrs.get("class") == "run-row" else None
+        if tag == "td" and "data-column" in attrs and self._row:
             self.cells[(self._row, attrs["data-column"])] = attrs["data-value"]
 
     def handle_data(self, data):
@@ -104,7 +57,7 @@ def _report(warehouse, output, *extra):
 
 @pytest.fixture(scope="module")
 def report_html(warehouse):
-    """The report of every run, rendered once for the module (drawing takes ~1 s)."""
+    """The report of every run, rendered once for the module."""
     return _report(warehouse, warehouse.parent / "report.html")
 
 
@@ -114,17 +67,22 @@ def page(report_html):
 
 
 def test_report_is_self_contained(page):
-    assert len(page.images) == 4
-    for src in page.images:
-        assert src.startswith("data:image/png;base64,")
-        assert base64.b64decode(src.split(",", 1)[1]).startswith(b"\x89PNG\r\n\x1a\n")
-    assert all(url.startswith("data:") for url in page.urls)
-    assert set(page.blocks) == {"data-summary", "data-worker_load", "data-imbalance",
-                                "data-dist_cost", "data-hot_keys"}  # fmt: skip
+    assert page.urls == []  # no src or href: scripts, styles and data are inline
+    assert [s for s in page.scripts if "src" in s] == []
+    assert set(page.blocks) == {"data-summary", "data-worker_load", "data-windows",
+                                "data-dist_cost", "data-hot_keys", "specs"}  # fmt: skip
+    specs = page.blocks["specs"]
+    assert set(specs) == {"worker_load", "windows", "dist_cost", "hot_keys"}
+    assert set(specs["hot_keys"]) == {"run-dkg"}  # the only run with a hot key
+    # Each spec is valid Vega-Lite: the reference compiler turns it into Vega.
+    for spec in [*(specs[k] for k in ("worker_load", "windows", "dist_cost")),
+                 specs["hot_keys"]["run-dkg"]]:  # fmt: skip
+        compiled = vl_convert.vegalite_to_vega(spec, vl_version=VEGA_LITE_VERSION)
+        assert "picked" in {signal["name"] for signal in compiled["signals"]}
 
 
 def test_report_numbers_equal_gold(page):
-    gold = _gold_frames()
+    gold = gold_frames()
     metrics = gold["distribution_metrics"]
     cumulative = metrics[metrics["scope"] == "cumulative"].set_index("run_id")
     summary = page.blocks["data-summary"]
@@ -142,10 +100,11 @@ def test_report_numbers_equal_gold(page):
         assert run["tuples"] == loads[run["run_id"]].tolist()
     assert page.blocks["data-worker_load"][0]["tuples"] == [100, 40, 10]
     windows = metrics[metrics["scope"] == "window"]
-    for run in page.blocks["data-imbalance"]:
+    for run in page.blocks["data-windows"]:
         rows = windows[windows["run_id"] == run["run_id"]].sort_values("window_start_ms")
         assert run["window_start_ms"] == rows["window_start_ms"].tolist()
-        assert run["imbalance"] == rows["imbalance"].tolist()
+        for metric in WINDOW_METRICS:
+            assert run[metric] == rows[metric].tolist(), metric
     scatter = {r["run_id"]: (r["imbalance"], r["dist_cost"]) for r in page.blocks["data-dist_cost"]}
     assert scatter == {r: (cumulative.loc[r, "imbalance"], cumulative.loc[r, "dist_cost"])
                        for r in ("run-key", "run-dkg")}  # fmt: skip
@@ -154,6 +113,7 @@ def test_report_numbers_equal_gold(page):
 def test_hot_key_pools_are_the_largest_over_splitters(page):
     hot = {r["run_id"]: r for r in page.blocks["data-hot_keys"]}
     assert hot["run-key"]["keys"] == []
+    assert (hot["run-key"]["snapshots"], hot["run-dkg"]["snapshots"]) == (0, 2)  # per splitter
     keys = {k["key"]: list(zip(k["as_of_ms"], k["pool_size"], strict=True))
             for k in hot["run-dkg"]["keys"]}  # fmt: skip
     assert keys == {"Turkey": [(15_000, 3), (30_000, 3), (75_000, 2)], "Spain": [(30_000, 2)]}
@@ -164,8 +124,8 @@ def test_run_ids_choose_and_order_the_runs(warehouse, tmp_path):
     page = _Page(_report(warehouse, tmp_path / "one.html", "--run-id", "run-dkg"))
     assert [r["run_id"] for r in page.blocks["data-summary"]] == ["run-dkg"]
     assert [r["run_id"] for r in page.blocks["data-worker_load"]] == ["run-dkg"]
-    assert len(page.images) == 4
-    gold = _gold_frames()
+    assert page.blocks["specs"]["windows"]["params"][0] == {"name": "picked", "value": ["run-dkg"]}
+    gold = gold_frames()
     data = build_report_data(gold["distribution_metrics"], gold["worker_load"], gold["runs"],
                              gold["hot_keys"], ["run-dkg", "run-key", "run-dkg"])  # fmt: skip
     assert [r["run_id"] for r in data.summary] == ["run-dkg", "run-key"]
@@ -178,7 +138,7 @@ def test_same_tables_same_report(warehouse, tmp_path, report_html):
 @pytest.mark.parametrize("case", ["no-warehouse", "no-gold", "unknown-run", "unwritable",
                                   "output-is-a-folder"])
 def test_user_mistakes_are_one_line_errors(warehouse, tmp_path, capsys, case):
-    # Every case fails before drawing, so these stay fast.
+    # Every case fails before reading the tables, so these stay fast.
     argv = ["report", "--warehouse", str(warehouse), "--output", str(tmp_path / "r.html")]
     if case == "no-warehouse":
         argv[2] = str(tmp_path / "missing")
@@ -205,7 +165,7 @@ def test_user_mistakes_are_one_line_errors(warehouse, tmp_path, capsys, case):
 
 
 def test_without_runs_table_runs_are_named_by_id():
-    gold = _gold_frames()
+    gold = gold_frames()
     data = build_report_data(gold["distribution_metrics"], gold["worker_load"])
     assert [r["label"] for r in data.summary] == ["run-dkg", "run-key"]
     assert all(r["grouping"] is None for r in data.summary)
@@ -217,7 +177,7 @@ def test_without_runs_table_runs_are_named_by_id():
 
 
 def test_repeated_labels_are_told_apart_and_runs_without_metrics_left_out():
-    gold = _gold_frames()
+    gold = gold_frames()
     runs = gold["runs"].assign(label="KEY")
     pending = pd.DataFrame([{"run_id": "run-new", "label": "KEY", "grouping": "KEY",
                              "started_at": pd.Timestamp("2026-01-03", tz="UTC")}])  # fmt: skip
@@ -235,12 +195,12 @@ def test_repeated_labels_are_told_apart_and_runs_without_metrics_left_out():
 
 
 def test_at_most_eight_hot_keys_are_drawn_largest_pool_then_hottest_first():
-    gold = _gold_frames()
+    gold = gold_frames()
     keys = [f"k{i}" for i in range(10)]
     hot = pd.DataFrame({"run_id": "run-dkg", "splitter": 0, "as_of_ms": 30_000, "key": keys,
                         "pool_size": [2] * 9 + [3],
                         "estimated_share": [i / 100 for i in range(10)]})  # fmt: skip
     data = build_report_data(gold["distribution_metrics"], gold["worker_load"], gold["runs"], hot)
     run = {r["run_id"]: r for r in data.hot_keys}["run-dkg"]
-    assert run["total_keys"] == 10
+    assert (run["total_keys"], run["snapshots"]) == (10, 1)
     assert [k["key"] for k in run["keys"]] == ["k9", "k8", "k7", "k6", "k5", "k4", "k3", "k2"]
