@@ -47,7 +47,7 @@ class DatasetConfig(_Section):
         "ZIPF", "dataset (the seed's source type): ZIPF, COUNTRY_SKEW_R80, WORDS_EN, ..."
     )
     messages: int = _setting(100_000, "messages to generate", ge=0)
-    rate: float = _setting(2000.0, "messages per second of event time", gt=0)
+    rate: float = _setting(160.0, "messages per second of event time", gt=0)
     seed: int = _setting(42, "random seed of the generator; same seed, same messages")
     zipf_exponent: float = _setting(1.4, "exponent of ZIPF-like datasets", gt=0)
     keys: int = _setting(10_000, "key universe of ZIPF-like datasets", ge=1)
@@ -57,7 +57,7 @@ class DatasetConfig(_Section):
 class RunConfig(_Section):
     """The streaming job (`dkg run`): routing, windows, the queue model, batch sizes, triggers."""
 
-    grouping: str = _setting("DYNAMIC_KEY", "grouping(s): a name, a comma list with optional parameters, or 'all'")  # fmt: skip
+    grouping: str = _setting("DYNAMIC_KEY,KEY,PARTIAL_KEY", "grouping(s): a name, a comma list with optional parameters, or 'all'")  # fmt: skip
     workers: int = _setting(10, "number of workers W", ge=1)
     splitters: int | None = _setting(None, "routing instances; null: one per Kafka partition", ge=1)  # fmt: skip
     format: str | None = _setting(None, "message format of a topic read as it is (see `dkg run --help`); null: generate `dataset`")  # fmt: skip

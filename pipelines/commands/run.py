@@ -45,6 +45,10 @@ RUN_OPTIONS = {**DATASET_OPTIONS, "master": "spark.master", "grouping": "run.gro
 """``dkg run``'s options and the settings they set."""
 
 
+_COMPARISON = "SELECT label, imbalance, dist_cost, p99_ms FROM gold.run_comparison"
+"""The query the job suggests next: its runs side by side."""
+
+
 def add_parser(subparsers: Any) -> None:
     """Register ``run``."""
     parser = subparsers.add_parser(
@@ -155,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
     for choice in choices:  # bad parameters fail here, not in a Spark task
         make_grouping(choice.name, run_config.workers, choice.params)
     if run_config.continuous and len(choices) != 1:
-        raise UsageError("--continuous runs one grouping at a time; name one with --grouping")
+        raise UsageError("--continuous runs one grouping at a time; name one with --grouping "
+                         f"(the configured run.grouping is {run_config.grouping})")
     generated = run_config.format is None
     if generated:
         spec = dataset_spec(settings)
@@ -194,9 +199,8 @@ def run(args: argparse.Namespace) -> int:
     what = f"{spec.messages:,} {spec.name} messages" if generated else f"{source} messages"
     print(f"{what} from {topic}, W={run_config.workers}")
     print(format_table(rows, TABLE_COLUMNS))
-    example = "SELECT * FROM gold.distribution_metrics"
-    print(
-        f"tables under {warehouse.root}/ (bronze, silver, gold); query them with "
-        f'dkg sql "{example}" --warehouse {warehouse.root}'
-    )
+    where = f" --warehouse {warehouse.root}"
+    print(f"tables under {warehouse.root}/ (bronze, silver, gold); next:")
+    print(f"  dkg report{where}    # interactive charts of every run, in one HTML file")
+    print(f"  dkg sql {_COMPARISON!r}{where}".replace("'", '"'))
     return 0
