@@ -202,5 +202,5 @@ def run(args: argparse.Namespace) -> int:
     where = f" --warehouse {warehouse.root}"
     print(f"tables under {warehouse.root}/ (bronze, silver, gold); next:")
     print(f"  dkg report{where}    # interactive charts of every run, in one HTML file")
-    print(f"  dkg sql {_COMPARISON!r}{where}".replace("'", '"'))
+    print(f'  dkg sql "{_COMPARISON}"{where}')
     return 0
