@@ -6,7 +6,7 @@ restore state bytes, join, snapshot state bytes), in this process, and reports
 every ``--report-s`` seconds: pairs/s, process RSS and the join state's size.
 Flat state and RSS over the run mean memory is bounded by the window.
 
-    PYTHONPATH=. python bench/join_bench.py --seconds 600 --report-s 30
+    python -m bench.join_bench --seconds 600 --report-s 30
 
 The end-to-end figure (Kafka -> Spark -> Delta) is what ``dkg join`` prints.
 """

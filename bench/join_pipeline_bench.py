@@ -8,7 +8,7 @@ workers, sampled every second (largest in the first and in the last quarter of
 the run). The first micro-batch also starts Spark's Python workers and warms the
 JVM's compiler; ``warm_pairs_per_s`` leaves it out.
 
-    PYTHONPATH=. python bench/join_pipeline_bench.py --lefts 2000000
+    python -m bench.join_pipeline_bench --lefts 2000000
 """
 
 from __future__ import annotations

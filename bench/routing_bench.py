@@ -24,7 +24,7 @@ baseline's code and this tree's, alternately, in fresh processes on the same
 files, and the table gives both medians and the median of the per-round ratios:
 the machines here are shared, and only ratios measured side by side hold.
 
-    python bench/routing_bench.py --baseline /path/to/other/checkout --rounds 3
+    python -m bench.routing_bench --baseline /path/to/other/checkout --rounds 3
 """
 
 from __future__ import annotations
