@@ -30,7 +30,7 @@ from core.kafka.client import KafkaClient
 from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.join_job import JoinRequest, ensure_phase, ground_truth_check, run_join
+from pipelines.join_pipeline import JoinRequest, ensure_phase, ground_truth_check, run_join
 from silver.join.engine import JoinParams
 
 logger = logging.getLogger("bench.join_pipeline")
@@ -74,7 +74,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         processes.start()
         warehouse, backend = Warehouse(root / "lake"), DeltaRsBackend()
         batch_log = _BatchLog()
-        logging.getLogger("pipelines.join_job").addHandler(batch_log)
+        logging.getLogger("pipelines.join_pipeline").addHandler(batch_log)
         result = run_join(spark, request, warehouse, backend)
         processes.stop()
         check = ground_truth_check(backend, warehouse, result.run_id, data)

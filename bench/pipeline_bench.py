@@ -46,7 +46,7 @@ from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
-from pipelines.jobs import StageTimes, run_finite
+from pipelines.medallion import StageTimes, run_finite
 
 logger = logging.getLogger("bench.pipeline")
 

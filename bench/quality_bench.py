@@ -46,7 +46,7 @@ from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import LAYERS, Warehouse
 from pipelines.checks import layer_checks, quality_gate
-from pipelines.jobs import run_finite
+from pipelines.medallion import run_finite
 
 logger = logging.getLogger("bench.quality")
 

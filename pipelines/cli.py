@@ -29,7 +29,7 @@ class CommandLineError(Exception):
         self.prog = prog
 
 
-# Inline markup of a docstring: ``dkg run``, :func:`~pipelines.jobs.run_finite`, `x`.
+# Inline markup of a docstring: ``dkg run``, :func:`~pipelines.medallion.run_finite`, `x`.
 _RST_INLINE = re.compile(r"(?::[a-z]+:)?`+~?([^`]+?)`+")
 
 

@@ -23,7 +23,7 @@ from core.spark.stages import RunContext, Stage, start_query
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
-from pipelines.jobs import STAGES, Source, StageTimes
+from pipelines.medallion import STAGES, Source, StageTimes
 
 __all__ = ["GoldRefresh", "run_continuous"]
 
@@ -68,7 +68,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     Args:
         spark: the session.
         source: a Kafka topic or a streaming DataFrame with Kafka's columns (see
-            :func:`pipelines.jobs.run_finite`).
+            :func:`pipelines.medallion.run_finite`).
         spec: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.

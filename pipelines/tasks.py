@@ -57,7 +57,7 @@ def _produce(args: argparse.Namespace) -> int:
     from pipelines.commands.common import load_from_args
     from pipelines.commands.produce import PRODUCE_OPTIONS
     from pipelines.commands.simulate import dataset_spec
-    from pipelines.main_job import ensure_topic_has
+    from pipelines.grouping_runs import ensure_topic_has
 
     loaded = load_from_args(args, PRODUCE_OPTIONS)
     spec = dataset_spec(loaded.settings)

@@ -1,7 +1,7 @@
 """What a layer's streaming query is made of, and how the orchestration starts one.
 
 Each layer builds its own stage (``bronze.stage``, ``silver.stage``) from the
-same :class:`RunContext`; the orchestration (``pipelines.jobs``) only loops
+same :class:`RunContext`; the orchestration (``pipelines.medallion``) only loops
 over the stages in data-flow order.
 """
 

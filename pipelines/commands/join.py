@@ -79,7 +79,7 @@ def _given_topics(text: str) -> tuple[str, str]:
 
 
 def _request(args: argparse.Namespace, settings: Settings) -> Any:
-    from pipelines.join_job import JoinRequest, data_spec, generated_topics
+    from pipelines.join_pipeline import JoinRequest, data_spec, generated_topics
     from silver.join import JoinParams
 
     conf = settings.join
@@ -118,7 +118,7 @@ def statistics_lines(statistics: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the join and print its cumulative statistics."""
     from core.runtime import Runtime
-    from pipelines.join_job import ground_truth_check, run_join
+    from pipelines.join_pipeline import ground_truth_check, run_join
     from pipelines.progress import ProgressReporter
 
     loaded = load_from_args(args, JOIN_OPTIONS)

@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from core.runtime import Runtime
     from core.spark.session import check_master_reachable
     from pipelines.commands.simulate import dataset_spec
-    from pipelines.main_job import JobRequest, ensure_topic_has, run_groupings
+    from pipelines.grouping_runs import JobRequest, ensure_topic_has, run_groupings
     from pipelines.progress import ProgressReporter
     from silver.groupings.registry import make_grouping
     from silver.parsers.registry import parser_for, source_type_for

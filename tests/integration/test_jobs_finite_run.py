@@ -10,7 +10,7 @@ from bronze.datasets.base import DatasetSpec
 from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend, read_delta_stream
 from core.warehouse import Warehouse
-from pipelines.jobs import run_finite
+from pipelines.medallion import run_finite
 from tests.integration.topic_tables import write_topic_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -13,7 +13,7 @@ import pytest
 from core.config import load_settings
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.join_job import (
+from pipelines.join_pipeline import (
     JoinRequest,
     data_spec,
     generated_topics,

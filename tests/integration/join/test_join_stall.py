@@ -24,7 +24,7 @@ from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic, read_kafka_stream
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.join_job import JoinRequest, ground_truth_check, run_join
+from pipelines.join_pipeline import JoinRequest, ground_truth_check, run_join
 from silver.join import JoinParams
 from silver.join.schemas import VALUE_DDL
 

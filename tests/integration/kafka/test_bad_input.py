@@ -20,7 +20,7 @@ from core.kafka.source import KafkaTopic, read_kafka_stream
 from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.jobs import run_finite
+from pipelines.medallion import run_finite
 from pipelines.stream_progress import StreamProgressListener
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -18,7 +18,7 @@ from core.spark.stages import RunContext
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.jobs import StageTimes, _drain
+from pipelines.medallion import StageTimes, _drain
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -24,7 +24,7 @@ from core.runtime import Runtime
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.commands.simulate import dataset_spec
-from pipelines.main_job import ensure_topic_has
+from pipelines.grouping_runs import ensure_topic_has
 from tests.integration.kafka_clients import local_client
 
 pytestmark = pytest.mark.slow

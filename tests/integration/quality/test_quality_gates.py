@@ -19,7 +19,7 @@ from core.tables import DeltaRsBackend, read_delta_stream
 from core.warehouse import Warehouse
 from pipelines.checks import quality_gate
 from pipelines.cli import main
-from pipelines.jobs import run_finite
+from pipelines.medallion import run_finite
 from tests.integration.topic_tables import write_topic_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

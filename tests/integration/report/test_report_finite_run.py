@@ -13,8 +13,8 @@ from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend, read_delta, read_delta_stream
 from core.warehouse import Warehouse
 from pipelines.cli import main
-from pipelines.jobs import run_finite
-from pipelines.main_job import _write_run
+from pipelines.grouping_runs import _write_run
+from pipelines.medallion import run_finite
 from tests.integration.topic_tables import write_topic_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

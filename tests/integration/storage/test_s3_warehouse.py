@@ -28,7 +28,7 @@ from core.config import load_settings
 from core.kafka.broker import free_port
 from core.tables import DeltaRsBackend
 from pipelines.cli import main
-from pipelines.join_job import data_spec
+from pipelines.join_pipeline import data_spec
 
 pytestmark = pytest.mark.slow
 

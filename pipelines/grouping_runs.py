@@ -35,7 +35,7 @@ from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from pipelines.checks import quality_gate
 from pipelines.continuous import run_continuous
-from pipelines.jobs import StageTimes, run_finite
+from pipelines.medallion import StageTimes, run_finite
 
 __all__ = ["JobRequest", "ensure_topic_has", "run_groupings", "run_id_for"]
 
