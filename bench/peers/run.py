@@ -74,7 +74,7 @@ def run_peers(spark: Any, kafka: KafkaClient, broker_pid: int, topic: KafkaTopic
         broker_pid: the local broker's process (its CPU counts for each system).
         topic: the drain's topic, with the drain's source settings.
         spec: the dataset the topic was produced from (the oracle's input).
-        drain: the drain's figures (``msg_per_s``, ``seconds``, ``cpu_s`` by process kind).
+        drain: the drain's figures (``msg_per_s``, ``cpu_s`` by process kind).
         warehouse: where the drain wrote gold.
         run_id: the drain's run.
         python: the quix-streams virtualenv's interpreter (:func:`bench.peers.quix.peers_python`).
@@ -82,8 +82,7 @@ def run_peers(spark: Any, kafka: KafkaClient, broker_pid: int, topic: KafkaTopic
     """
     expected = expected_counts(spec)
     messages = int(expected["count"].sum())
-    pipeline = {**_figures(messages, drain["seconds"], drain["cpu_s"]),
-                "msg_per_s": drain["msg_per_s"],  # from the unrounded seconds
+    pipeline = {**_figures(messages, messages / drain["msg_per_s"], drain["cpu_s"]),
                 "oracle": check(_gold(warehouse, run_id), expected)}  # fmt: skip
     result: dict[str, Any] = {"pipeline": pipeline}
     peers = {"spark": lambda: _spark(spark, topic, root / "spark", messages, broker_pid),
