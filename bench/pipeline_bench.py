@@ -10,8 +10,12 @@ Two measurements on one local broker and one Spark session:
   the wall-clock time they were sent, while every stage runs continuously and
   gold is refreshed every ``--gold-every`` seconds. A message's latency is the
   end of the first gold refresh that covers its offset minus its send time.
+- ``--peers`` (with the drain): after the other measurements, a quix-streams
+  application and the plain Spark job (``groupBy(window, key).count()`` into
+  Delta) count the drain's topic per key and 60 s window; every result, gold's
+  too, is checked against the generator's own counts (:mod:`bench.peers`).
 
-Usage: ``python bench/pipeline_bench.py [--messages 1000000] [--rate 60000] [--mode both]``
+Usage: ``python -m bench.pipeline_bench [--messages 1000000] [--rate 60000] [--mode both] [--peers]``
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ import pyarrow.compute as pc
 
 from bench.console import configure_logging, publish
 from bench.driver_io import counting_driver_bytes
+from bench.peers.quix import peers_python
+from bench.peers.run import run_peers
 from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
@@ -49,6 +55,13 @@ from pipelines.continuous import GoldRefresh, run_continuous
 from pipelines.medallion import StageTimes, run_finite
 
 logger = logging.getLogger("bench.pipeline")
+
+
+_DRAIN_TOPIC = "bench-drain"  # also the drain's run id
+
+
+def _drain_source(kafka: KafkaClient, args: argparse.Namespace) -> KafkaTopic:
+    return KafkaTopic(kafka, _DRAIN_TOPIC, "earliest", args.max_offsets)
 
 
 def _consume_baseline(kafka: KafkaClient, topic: str, total: int) -> float:
@@ -77,23 +90,21 @@ def _profile(times: StageTimes) -> dict[str, Any]:
 
 
 def drain(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
-          args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+          args: argparse.Namespace, spec: DatasetSpec) -> dict[str, Any]:  # fmt: skip
     """Produce N messages, let the broker settle, then time the job from Kafka to gold."""
-    topic = "bench-drain"
-    spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
     started = time.monotonic()
-    produce(make_dataset(spec), kafka, topic, args.partitions)
+    produce(make_dataset(spec), kafka, _DRAIN_TOPIC, args.partitions)
     produce_rate = args.messages / (time.monotonic() - started)
     settled = wait_until_idle(broker_pid)
-    baseline = _consume_baseline(kafka, topic, args.messages)
+    baseline = _consume_baseline(kafka, _DRAIN_TOPIC, args.messages)
     settled += wait_until_idle(broker_pid)
-    source = KafkaTopic(kafka, topic, "earliest", args.max_offsets)
+    source = _drain_source(kafka, args)
     started = time.monotonic()
     cpu = _CpuMeter()
     processes = ProcessSampler(named={broker_pid: "broker"})
     processes.start()
     with counting_driver_bytes() as received:
-        times = run_finite(spark, source, _spec("bench-drain", args.workers, args.partitions,
+        times = run_finite(spark, source, _spec(_DRAIN_TOPIC, args.workers, args.partitions,
                                                args.grouping), warehouse, DeltaRsBackend(),
                            after_stage=cpu.mark)  # fmt: skip
     seconds = time.monotonic() - started
@@ -265,9 +276,15 @@ def main() -> None:
     parser.add_argument("--mode", choices=("drain", "live", "both"), default="both")
     parser.add_argument("--trigger", type=float, default=1.0, help="live: seconds per trigger")
     parser.add_argument("--gold-every", type=float, default=2.0, help="live: seconds between gold refreshes")
+    parser.add_argument("--peers", action="store_true",
+                        help="also time quix-streams and a plain Spark job on the drain's topic")  # fmt: skip
     parser.add_argument("--output", type=Path, default=Path("bench/results/pipeline.json"))
     args = parser.parse_args()
+    if args.peers and args.mode == "live":
+        parser.error("--peers compares the drain: use --mode drain or both")
     configure_logging()
+    quix_python = peers_python() if args.peers else ""
+    spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
     root = Path(tempfile.mkdtemp(prefix="dkg-bench-"))
     results: dict[str, Any] = {}
     with LocalBroker(root / "kafka") as broker:
@@ -276,9 +293,14 @@ def main() -> None:
         spark = build_spark(app_name="dkg-bench", master="local[2]")
         broker_pid = broker.status().pid
         if args.mode in ("drain", "both"):
-            results["drain"] = drain(spark, kafka, broker_pid, Warehouse(root / "drain"), args)
+            results["drain"] = drain(spark, kafka, broker_pid, Warehouse(root / "drain"), args,
+                                     spec)  # fmt: skip
         if args.mode in ("live", "both"):
             results["live"] = live(spark, kafka, broker_pid, Warehouse(root / "live"), args)
+        if args.peers:  # last: quix-streams' changelog would add to the broker's load in live
+            results["peers"] = run_peers(spark, kafka, broker_pid, _drain_source(kafka, args),
+                                         spec, results["drain"], Warehouse(root / "drain"),
+                                         _DRAIN_TOPIC, quix_python, root / "peers")  # fmt: skip
         spark.stop()
     publish(results, args.output)
 
