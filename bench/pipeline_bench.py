@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 from bench.console import configure_logging, publish
 from bench.driver_io import counting_driver_bytes
 from bench.procfs import ProcessSampler, wait_until_idle
-from bronze.datasets.base import DatasetSpec
+from bronze.datasets.base import Dataset, DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from core.config import load_settings
@@ -77,15 +77,20 @@ def _profile(times: StageTimes) -> dict[str, Any]:
 
 
 def drain(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
-          args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
-    """Produce N messages, let the broker settle, then time the job from Kafka to gold."""
-    topic = "bench-drain"
-    spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
+          args: argparse.Namespace, dataset: Dataset | None = None,
+          topic: str = "bench-drain") -> dict[str, Any]:  # fmt: skip
+    """Produce N messages, let the broker settle, then time the job from Kafka to gold.
+
+    ``dataset`` (default: ``--messages`` of ZIPF) goes to ``topic``, which is also the run id.
+    """
+    if dataset is None:
+        dataset = make_dataset(DatasetSpec(name="ZIPF", messages=args.messages,
+                                           start_ms=time.time_ns() // 1_000_000))  # fmt: skip
     started = time.monotonic()
-    produce(make_dataset(spec), kafka, topic, args.partitions)
-    produce_rate = args.messages / (time.monotonic() - started)
+    messages = produce(dataset, kafka, topic, args.partitions)
+    produce_rate = messages / (time.monotonic() - started)
     settled = wait_until_idle(broker_pid)
-    baseline = _consume_baseline(kafka, topic, args.messages)
+    baseline = _consume_baseline(kafka, topic, messages)
     settled += wait_until_idle(broker_pid)
     source = KafkaTopic(kafka, topic, "earliest", args.max_offsets)
     started = time.monotonic()
@@ -93,13 +98,13 @@ def drain(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
     processes = ProcessSampler(named={broker_pid: "broker"})
     processes.start()
     with counting_driver_bytes() as received:
-        times = run_finite(spark, source, _spec("bench-drain", args.workers, args.partitions,
+        times = run_finite(spark, source, _spec(topic, args.workers, args.partitions,
                                                args.grouping), warehouse, DeltaRsBackend(),
                            after_stage=cpu.mark)  # fmt: skip
     seconds = time.monotonic() - started
     processes.stop()
-    rate = args.messages / seconds
-    return {"messages": args.messages, "seconds": round(seconds, 1), "msg_per_s": round(rate),
+    rate = messages / seconds
+    return {"messages": messages, "seconds": round(seconds, 1), "msg_per_s": round(rate),
             "baseline_consume_msg_per_s": round(baseline), "vs_baseline": round(rate / baseline, 3),
             "producer_msg_per_s": round(produce_rate), "broker_settle_s": round(settled, 1),
             "machine_cpu_s": cpu.seconds, "cpu_s": processes.cpu_by_kind(),
