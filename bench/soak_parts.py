@@ -57,7 +57,7 @@ def produce_join(kafka: KafkaClient, topics: Sequence[str], rate: int, seconds: 
 
     configure_logging()
     lefts_per_s = rate / 1.9  # a left and, for 90 % of them, its right
-    start_ms = time.time_ns() // 1_000_000
+    first_ms = start_ms = time.time_ns() // 1_000_000
     failures = DeliveryErrors()
     producer = open_producer(kafka, "soak-join-producer", failures)
     began, segment = time.monotonic(), 0
@@ -72,7 +72,7 @@ def produce_join(kafka: KafkaClient, topics: Sequence[str], rate: int, seconds: 
                  created, partition=partition)  # fmt: skip
             if n % 2_000 == 0:
                 producer.poll(0)
-                time.sleep(max(0.0, (created - start_ms) / 1000 - (time.monotonic() - began)))
+                time.sleep(max(0.0, (created - first_ms) / 1000 - (time.monotonic() - began)))
         start_ms = int(records["created_ms"].max()) + spec.jump_max_ms + 1
         segment += 1
     producer.flush(60.0)
