@@ -38,7 +38,7 @@ from bench.driver_io import counting_driver_bytes
 from bench.peers.quix import peers_python
 from bench.peers.run import run_peers
 from bench.procfs import ProcessSampler, wait_until_idle
-from bronze.datasets.base import DatasetSpec
+from bronze.datasets.base import Dataset, DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from core.config import load_settings
@@ -90,27 +90,29 @@ def _profile(times: StageTimes) -> dict[str, Any]:
 
 
 def drain(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
-          args: argparse.Namespace, spec: DatasetSpec) -> dict[str, Any]:  # fmt: skip
-    """Produce N messages, let the broker settle, then time the job from Kafka to gold."""
+          args: argparse.Namespace, dataset: Dataset,
+          topic: str = _DRAIN_TOPIC) -> dict[str, Any]:  # fmt: skip
+    """Produce ``dataset`` into ``topic`` (also the run id), let the broker settle, then time
+    the job from Kafka to gold."""
     started = time.monotonic()
-    produce(make_dataset(spec), kafka, _DRAIN_TOPIC, args.partitions)
-    produce_rate = args.messages / (time.monotonic() - started)
+    messages = produce(dataset, kafka, topic, args.partitions)
+    produce_rate = messages / (time.monotonic() - started)
     settled = wait_until_idle(broker_pid)
-    baseline = _consume_baseline(kafka, _DRAIN_TOPIC, args.messages)
+    baseline = _consume_baseline(kafka, topic, messages)
     settled += wait_until_idle(broker_pid)
-    source = _drain_source(kafka, args)
+    source = KafkaTopic(kafka, topic, "earliest", args.max_offsets)
     started = time.monotonic()
     cpu = _CpuMeter()
     processes = ProcessSampler(named={broker_pid: "broker"})
     processes.start()
     with counting_driver_bytes() as received:
-        times = run_finite(spark, source, _spec(_DRAIN_TOPIC, args.workers, args.partitions,
+        times = run_finite(spark, source, _spec(topic, args.workers, args.partitions,
                                                args.grouping), warehouse, DeltaRsBackend(),
                            after_stage=cpu.mark)  # fmt: skip
     seconds = time.monotonic() - started
     processes.stop()
-    rate = args.messages / seconds
-    return {"messages": args.messages, "seconds": round(seconds, 1), "msg_per_s": round(rate),
+    rate = messages / seconds
+    return {"messages": messages, "seconds": round(seconds, 1), "msg_per_s": round(rate),
             "baseline_consume_msg_per_s": round(baseline), "vs_baseline": round(rate / baseline, 3),
             "producer_msg_per_s": round(produce_rate), "broker_settle_s": round(settled, 1),
             "machine_cpu_s": cpu.seconds, "cpu_s": processes.cpu_by_kind(),
@@ -294,7 +296,7 @@ def main() -> None:
         broker_pid = broker.status().pid
         if args.mode in ("drain", "both"):
             results["drain"] = drain(spark, kafka, broker_pid, Warehouse(root / "drain"), args,
-                                     spec)  # fmt: skip
+                                     make_dataset(spec))  # fmt: skip
         if args.mode in ("live", "both"):
             results["live"] = live(spark, kafka, broker_pid, Warehouse(root / "live"), args)
         if args.peers:  # last: quix-streams' changelog would add to the broker's load in live

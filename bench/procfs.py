@@ -86,6 +86,14 @@ def wait_until_idle(pid: int, busy_below: float = 0.05, window_s: float = 1.0,
     return time.monotonic() - started
 
 
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0
+
+
 def process_kind(pid: int) -> str:
     """``jvm`` for a Java process, else ``python_workers`` (``gone`` once it has ended)."""
     try:
@@ -121,8 +129,15 @@ class ProcessSampler(threading.Thread):
     def _sample(self) -> None:
         sample = dict.fromkeys((*self.kinds, "workers"), 0.0)
         me = os.getpid()
+        jvms: set[int] = set()
         for pid in [me, *descendants(me)]:
             kind = "driver" if pid == me else self.named.get(pid) or process_kind(pid)
+            if kind == "jvm":
+                jvms.add(pid)
+                # A JVM's child that is still "java" is a fork about to exec (a Python
+                # worker starting): its pages are the JVM's, counted once already.
+                if _parent(pid) in jvms:
+                    continue
             if pid in self.exclude or kind not in sample:
                 continue
             try:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
 
 from bronze.join_data import JoinData, JoinDataSpec, generate, produce_phase
 from core.config import JoinConfig
@@ -43,6 +44,7 @@ __all__ = [
     "ground_truth_check",
     "join_run_id",
     "run_join",
+    "start_join",
 ]
 
 logger = logging.getLogger(__name__)
@@ -128,8 +130,19 @@ def ensure_phase(request: JoinRequest, data: JoinData, phase: int,
                          request.data.partitions, progress)  # fmt: skip
 
 
-def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, backend: TableBackend,
-           run_id: str) -> None:  # fmt: skip
+def start_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
+               backend: TableBackend, trigger_s: float | None = None) -> StreamingQuery:  # fmt: skip
+    """Start the join's streaming query, run id :func:`join_run_id`.
+
+    Args:
+        spark: the session.
+        request: topics and settings.
+        warehouse: where the tables and the checkpoint live.
+        backend: the Delta backend.
+        trigger_s: None: read what the topics hold now, then stop; otherwise keep
+            joining what arrives, one micro-batch every ``trigger_s`` seconds.
+    """
+    run_id = join_run_id(request)
     cap = request.max_offsets_per_trigger
     left, right = (read_kafka_stream(spark, KafkaTopic(request.client, t, "earliest", cap))
                    for t in request.topics)  # fmt: skip
@@ -137,9 +150,16 @@ def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, back
     writer = join_batch_writer(backend, warehouse.table_uri("silver", "joined"),
                                warehouse.table_uri("silver", "join_rejects"),
                                warehouse.table_uri("silver", "join_state"), run_id)  # fmt: skip
-    query = (rows.writeStream.queryName("join").foreachBatch(writer)
-             .option("checkpointLocation", str(warehouse.checkpoint(f"{run_id}-join")))
-             .trigger(availableNow=True).start())  # fmt: skip
+    once = trigger_s is None
+    trigger = {"availableNow": True} if once else {"processingTime": f"{trigger_s} seconds"}
+    return (rows.writeStream.queryName("join").foreachBatch(writer)
+            .option("checkpointLocation", str(warehouse.checkpoint(f"{run_id}-join")))
+            .trigger(**trigger).start())  # fmt: skip
+
+
+def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
+           backend: TableBackend) -> None:  # fmt: skip
+    query = start_join(spark, request, warehouse, backend)
     query.awaitTermination()
     for progress in query.recentProgress:
         phases = dict(progress.get("durationMs") or {})
@@ -161,7 +181,7 @@ def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, ba
     seconds, phase, phases = 0.0, 0, 1
     if request.data is None:
         started = time.monotonic()
-        _drain(spark, request, warehouse, backend, run_id)
+        _drain(spark, request, warehouse, backend)
         seconds, phases = time.monotonic() - started, 0
     while phase < phases:
         # Generated again per phase (it is deterministic) rather than held: a large data
@@ -172,7 +192,7 @@ def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, ba
         ensure_phase(request, data, phase, progress and (lambda n, label=label: progress(n, label)))
         del data
         started = time.monotonic()
-        _drain(spark, request, warehouse, backend, run_id)
+        _drain(spark, request, warehouse, backend)
         seconds += time.monotonic() - started
         logger.info("join drained phase %d in %.1f s", phase, time.monotonic() - started)
         phase += 1

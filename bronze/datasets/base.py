@@ -72,12 +72,12 @@ class MessageBatch:
 
     Attributes:
         keys: Kafka message keys (UTF-8 bytes), one per message.
-        payloads: message values in the dataset's source format.
+        payloads: message values in the dataset's source format (None: a tombstone).
         timestamps_ms: int64 event time of each message (the Kafka timestamp).
     """
 
     keys: list[bytes]
-    payloads: list[bytes]
+    payloads: list[bytes | None]
     timestamps_ms: np.ndarray
 
     def __len__(self) -> int:

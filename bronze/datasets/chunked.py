@@ -21,7 +21,7 @@ import numpy as np
 from bronze.datasets.base import Dataset, DatasetSpec, MessageBatch, TupleBatch
 from bronze.datasets.sampling import CHUNK_STREAM, chunk_rng
 
-__all__ = ["CHUNK_MESSAGES", "ChunkedDataset", "rebatch"]
+__all__ = ["CHUNK_MESSAGES", "ChunkedDataset", "join_messages", "rebatch", "take_messages"]
 
 # Large enough that per-chunk Python overhead vanishes, small enough that a
 # short run does not draw far more than it needs.
@@ -66,13 +66,15 @@ def rebatch(
         yield join(pending)
 
 
-def _take_messages(part: MessageBatch, start: int, stop: int) -> MessageBatch:
+def take_messages(part: MessageBatch, start: int, stop: int) -> MessageBatch:
+    """Messages ``start:stop`` of a batch."""
     return MessageBatch(
         part.keys[start:stop], part.payloads[start:stop], part.timestamps_ms[start:stop]
     )
 
 
-def _join_messages(pieces: list[MessageBatch]) -> MessageBatch:
+def join_messages(pieces: list[MessageBatch]) -> MessageBatch:
+    """The pieces as one batch, in order."""
     if len(pieces) == 1:
         return pieces[0]
     return MessageBatch(
@@ -146,7 +148,7 @@ class ChunkedDataset(Dataset, Generic[DrawT]):
             (MessageBatch(*self._chunk_messages(draw, stamps, first), stamps), len(stamps))
             for first, stamps, draw in self._draws()
         )
-        return rebatch(parts, batch_size, _take_messages, _join_messages)
+        return rebatch(parts, batch_size, take_messages, join_messages)
 
     def tuples(self, batch_size: int = 10_000) -> Iterator[TupleBatch]:
         """The tuples of ``batch_size`` messages at a time, generated without rendering."""

@@ -40,7 +40,7 @@ def open_producer(client: KafkaClient, client_id: str, failures: DeliveryErrors)
     return Producer({**settings, "on_delivery": failures, "delivery.report.only.error": True})
 
 
-def send(producer: Any, topic: str, key: bytes | None, value: bytes, timestamp_ms: int,
+def send(producer: Any, topic: str, key: bytes | None, value: bytes | None, timestamp_ms: int,
          partition: int | None = None) -> None:  # fmt: skip
     """Queue one message, waiting for librdkafka to drain its queue when it is full."""
     where = {} if partition is None else {"partition": partition}

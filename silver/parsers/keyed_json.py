@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import msgspec
 import numpy as np
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from silver.parsers.common import (
+    INT64_MAX,
     MAX_EVENT_SKEW_MS,
     MAX_KEY_BYTES,
     ParsedTuple,
@@ -79,24 +81,50 @@ _UNDECODABLE = (msgspec.DecodeError, UnicodeDecodeError, TypeError, RecursionErr
 
 
 def _decode_chunk(payloads: list[bytes]) -> list[_KeyedMessage | None]:
-    try:  # the common case: every message of the chunk decodes in one pass
-        return list(map(_DECODER.decode, payloads))
-    except _UNDECODABLE:
-        pass
     decoded: list[_KeyedMessage | None] = []
-    for payload in payloads:
+    while True:
+        # list.extend keeps what it appended before the error: resume after the bad
+        # message, so the messages between bad ones still decode in one C loop.
         try:
-            decoded.append(_DECODER.decode(payload))
+            decoded.extend(map(_DECODER.decode, islice(payloads, len(decoded), None)))
+            return decoded
         except _UNDECODABLE:
             decoded.append(None)
-    return decoded
+
+
+def _int64s(values: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as int64, and which of them fit (msgspec reads integers up to 2**64 - 1):
+    a number beyond int64 sends only its own message to the per-message parse."""
+    try:
+        return np.array(values, np.int64), np.ones(len(values), bool)
+    except OverflowError:
+        fits = np.fromiter((-INT64_MAX - 1 <= v <= INT64_MAX for v in values), bool, len(values))
+        return np.array([v if f else 0 for v, f in zip(values, fits, strict=True)], np.int64), fits
+
+
+def _arrow_keys(keys: list[str]) -> pa.Array:
+    """``keys`` as an Arrow array; a key with a lone surrogate (JSON's ``"\\ud800"``), which
+    Arrow cannot hold, becomes ``""``, which fails the quick checks, so only its own
+    message takes the per-message parse."""
+    try:
+        return pa.array(keys, pa.string())
+    except (UnicodeEncodeError, pa.ArrowException):
+        return pa.array([k if k.isascii() or _encodes(k) else "" for k in keys], pa.string())
+
+
+def _encodes(key: str) -> bool:
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _quick_ok(messages: list[_KeyedMessage | None], kafka_ms: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Messages that certainly pass every check, with their counts and event times.
 
-    The others (and a whole chunk holding a number beyond int64) are parsed one by one.
+    The others are parsed one by one.
     """
     n = len(messages)
     ok = np.fromiter((m is not None for m in messages), bool, n)
@@ -104,20 +132,14 @@ def _quick_ok(messages: list[_KeyedMessage | None], kafka_ms: np.ndarray
     present = [m for m in messages if m is not None]
     if not present:
         return ok, counts, times
-    try:
-        counts[ok] = [m.count for m in present]
-        times[ok] = [m.timestamp for m in present]
-    except OverflowError:
-        return np.zeros(n, bool), counts, times
-    try:
-        keys = pa.array([m.key for m in present], pa.string())
-    except (UnicodeEncodeError, pa.ArrowException):  # a lone surrogate somewhere
-        return np.zeros(n, bool), counts, times
+    counts[ok], counts_fit = _int64s([m.count for m in present])
+    times[ok], times_fit = _int64s([m.timestamp for m in present])
+    keys = _arrow_keys([m.key for m in present])
     # ASCII, short, and not blank by str.isspace's rules (which count \x1c-\x1f as space).
     keys_ok = pc.and_(pc.and_(pc.string_is_ascii(keys),
                               pc.less_equal(pc.binary_length(keys), _QUICK_KEY_CHARS)),
                       pc.match_substring_regex(keys, "[^\t-\r\x1c-\x20]"))  # fmt: skip
-    ok[ok] = keys_ok.to_numpy(zero_copy_only=False)
+    ok[ok] = keys_ok.to_numpy(zero_copy_only=False) & counts_fit & times_fit
     ok &= (
         (counts > 0)
         & (times >= kafka_ms - MAX_EVENT_SKEW_MS)
