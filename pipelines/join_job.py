@@ -30,6 +30,7 @@ from core.logs import figure, figures
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.join_stats import refresh_join_gold
+from pipelines.steps import job_step
 from silver.join.engine import JoinParams
 from silver.join.sink import join_batch_writer
 from silver.join.stream import join_stream
@@ -137,10 +138,11 @@ def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, back
     writer = join_batch_writer(backend, warehouse.table_uri("silver", "joined"),
                                warehouse.table_uri("silver", "join_rejects"),
                                warehouse.table_uri("silver", "join_state"), run_id)  # fmt: skip
-    query = (rows.writeStream.queryName("join").foreachBatch(writer)
-             .option("checkpointLocation", str(warehouse.checkpoint(f"{run_id}-join")))
-             .trigger(availableNow=True).start())  # fmt: skip
-    query.awaitTermination()
+    with job_step(run_id, "join"):
+        query = (rows.writeStream.queryName("join").foreachBatch(writer)
+                 .option("checkpointLocation", str(warehouse.checkpoint(f"{run_id}-join")))
+                 .trigger(availableNow=True).start())  # fmt: skip
+        query.awaitTermination()
     for progress in query.recentProgress:
         phases = dict(progress.get("durationMs") or {})
         total_ms = phases.pop("triggerExecution", 0)
@@ -176,7 +178,8 @@ def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, ba
         seconds += time.monotonic() - started
         logger.info("join drained phase %d in %.1f s", phase, time.monotonic() - started)
         phase += 1
-    summary = refresh_join_gold(backend, warehouse, run_id, request.stats_window_ms)
+    with job_step(run_id, "gold"):
+        summary = refresh_join_gold(backend, warehouse, run_id, request.stats_window_ms)
     return JoinResult(run_id, summary, seconds)
 
 
