@@ -1,20 +1,20 @@
 """Random crash harness: kill a ``dkg run`` or ``dkg join`` N times, then compare every gold table.
 
 1. A reference run: the job's command once, never killed, into a warehouse of
-   its own (it also produces the topics the other runs read). Its step lines
+   its own, on a broker of its own. Its step lines
    (:mod:`pipelines.steps`) give each step's duration.
 2. N kills, spread over the steps in data-flow order (bronze landing, silver
    routing, workers, gold refresh and, with data-quality gates, each gate; the
    join and its gold refresh). Kill i starts the same command on a second
-   warehouse, waits for its target step to start, waits a seeded random delay
+   warehouse and broker, waits for its target step to start, waits a seeded random delay
    within the step's reference duration, then freezes and SIGKILLs the whole job
    and confirms where it landed (:mod:`bench.crash_kill`).
 3. The same command once more, to the end; then every gold table (and, for
    the join, its output: one row per left id) is compared with the
    reference's (:mod:`bench.crash_compare`).
 
-The broker is the harness's own (or ``--bootstrap-servers``), never a child of
-the job: it is not killed. Same seed, same kill plan.
+Each run's broker is the harness's own, never a child of the job: it is not
+killed. Same seed, same kill plan.
 
 Usage: ``python -m bench.crash_harness --pipeline grouping|join --kills N --seed S [-- JOB OPTIONS]``
 """
@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,14 +50,18 @@ PIPELINES = {"grouping": GROUPING_TABLES, "join": JOIN_TABLES}
 DEFAULT_SIZE = {"grouping": 6000, "join": 4000}
 """Messages (grouping) or left records (join): several micro-batches per stage."""
 
+_ATTEMPTS = 3
+"""Runs per planned kill: a run that ends before its kill was due is started again."""
+
 
 @dataclass(frozen=True)
 class Target:
-    """Where a kill is aimed: the ``occurrence``-th start of ``step``, plus ``delay_s``."""
+    """Where a kill is aimed: the ``occurrence``-th start of ``step``, plus ``fraction`` of the
+    step's duration (as it last ran to its end: in the reference, or in a killed run)."""
 
     step: str
     occurrence: int
-    delay_s: float
+    fraction: float
 
 
 @dataclass
@@ -87,7 +92,7 @@ def _command(pipeline: str, bootstrap: str, warehouse: Path, size: int,
 
 
 def _step_durations(events: Sequence[StepEvent]) -> list[tuple[str, int, float]]:
-    """``(step, occurrence, seconds)`` of every step a finished run went through, in order."""
+    """``(step, occurrence, seconds)`` of every step a run went through to its end, in order."""
     seen: Counter[str] = Counter()
     steps: list[tuple[str, int, float]] = []
     open_steps: dict[str, tuple[int, float]] = {}
@@ -99,22 +104,23 @@ def _step_durations(events: Sequence[StepEvent]) -> list[tuple[str, int, float]]
         elif event.step in open_steps:
             index, started = open_steps.pop(event.step)
             steps[index] = (*steps[index][:2], event.seen_s - started)
-    return steps
+    unfinished = {(step, steps[index][1]) for step, (index, _) in open_steps.items()}
+    return [step for step in steps if step[:2] not in unfinished]
 
 
-def plan_kills(steps: Sequence[tuple[str, int, float]], kills: int, seed: int) -> list[Target]:
+def plan_kills(steps: Sequence[tuple[str, int]], kills: int, seed: int) -> list[Target]:
     """``kills`` targets over ``steps`` (in their order): as many per step as can be, the rest
-    to seeded random steps; each a seeded random delay within the step's reference duration.
+    to seeded random steps; each at a seeded random fraction of the step's duration.
 
-    A delay past what is left of the step in the killed run (an earlier kill got further)
-    lands the kill in a later step: where it landed is read at the kill, not assumed.
+    A moment past what is left of the step in the killed run lands the kill in a
+    later step: where it landed is read at the kill, not assumed.
     """
     rng = random.Random(seed)  # noqa: S311 - a reproducible plan, not a secret
     per_step = [kills // len(steps)] * len(steps)
     for index in rng.sample(range(len(steps)), kills % len(steps)):
         per_step[index] += 1
-    return [Target(step, occurrence, rng.uniform(0.0, seconds))
-            for (step, occurrence, seconds), count in zip(steps, per_step, strict=True)
+    return [Target(step, occurrence, rng.random())
+            for (step, occurrence), count in zip(steps, per_step, strict=True)
             for _ in range(count)]  # fmt: skip
 
 
@@ -131,17 +137,42 @@ def _to_end(job: JobProcess, deadline: float) -> None:
         raise RuntimeError(f"{job.log.name}: exit code {code}; stderr ends:\n{job.tail()}")
 
 
-def run_harness(pipeline: str, kills: int, seed: int, workdir: Path, bootstrap: str | None = None,
-                size: int | None = None, extra: Sequence[str] = (),
-                deadline_s: float = 7200.0) -> HarnessResult:  # fmt: skip
+def _kill_once(job: JobProcess, target: Target, seconds: float, deadline: float) -> Kill | None:
+    """Start ``job``, kill it ``target.fraction`` of ``seconds`` into its target step; None if
+    it finished first (a missed kill).
+
+    Raises:
+        RuntimeError: the job failed on its own.
+    """
+    job.start()
+    try:
+        begun = job.wait_for_start(target.step, target.occurrence, deadline)
+        delay = target.fraction * seconds
+        due = time.monotonic() if begun is None else begun + delay
+        while (left := due - time.monotonic()) > 0 and job.returncode() is None:
+            time.sleep(min(left, 0.01))  # a job that ends meanwhile is not waited for
+        kill = job.kill(target.step, delay)
+    finally:
+        job.stop()
+    if kill is None and job.returncode() != 0:
+        raise RuntimeError(f"{job.log.name}: the job failed on its own (exit code "
+                           f"{job.returncode()}):\n{job.tail()}")  # fmt: skip
+    return kill
+
+
+def run_harness(pipeline: str, kills: int, seed: int, workdir: Path, size: int | None = None,
+                extra: Sequence[str] = (), deadline_s: float = 7200.0) -> HarnessResult:  # fmt: skip
     """Reference run, ``kills`` killed runs, a last run to the end, then the comparison.
+
+    Each of the two runs has a broker of its own, started here: the killed run
+    produces its topics as the reference did (a join with a stalled partition
+    produces its second phase after draining the first).
 
     Args:
         pipeline: ``grouping`` (``dkg run``) or ``join`` (``dkg join``).
         kills: kills to aim.
         seed: the kill plan's seed.
-        workdir: the warehouses, logs and (without ``bootstrap``) the broker's data.
-        bootstrap: a running broker; None starts one in ``workdir``.
+        workdir: the warehouses, the brokers' data and the jobs' logs.
         size: messages (grouping) or left records (join).
         extra: more options for the job's command.
         deadline_s: most seconds for all of it (every wait fails past it, naming what it waited for).
@@ -149,43 +180,37 @@ def run_harness(pipeline: str, kills: int, seed: int, workdir: Path, bootstrap: 
     deadline = time.monotonic() + deadline_s
     result, env = HarnessResult(), _environment(workdir)
     size = size or DEFAULT_SIZE[pipeline]
-    broker = None if bootstrap else LocalBroker(workdir / "kafka")
-    bootstrap = bootstrap or broker.start()  # type: ignore[union-attr]
-    try:
+    with ExitStack() as brokers:
 
-        def job(warehouse: str, log: str) -> JobProcess:
-            argv = _command(pipeline, bootstrap, workdir / warehouse, size, extra)
+        def job(run: str, log: str) -> JobProcess:
+            if run not in bootstraps:
+                broker = LocalBroker(workdir / f"kafka-{run}")
+                bootstraps[run] = broker.start()
+                brokers.callback(broker.stop)
+            argv = _command(pipeline, bootstraps[run], workdir / run, size, extra)
             return JobProcess(argv, workdir / "logs" / log, env, workdir)
 
+        bootstraps: dict[str, str] = {}
         started = time.monotonic()
         reference = job("reference", "reference.log")
         _to_end(reference, deadline)
         result.seconds["reference"] = time.monotonic() - started
-        steps = _step_durations(reference.events)
         started = time.monotonic()
-        for index, target in enumerate(plan_kills(steps, kills, seed)):
-            killed = job("crashed", f"kill-{index:02d}.log").start()
-            try:
-                begun = killed.wait_for_start(target.step, target.occurrence, deadline)
-                if begun is not None:
-                    time.sleep(max(0.0, begun + target.delay_s - time.monotonic()))
-                kill = killed.kill(target.step, target.delay_s)
-            finally:
-                killed.stop()
-            if kill is None:
-                if killed.returncode() != 0:
-                    raise RuntimeError(f"kill {index}: the job failed on its own "
-                                       f"(exit code {killed.returncode()}):\n{killed.tail()}")  # fmt: skip
+        seconds = {(step, n): s for step, n, s in _step_durations(reference.events)}
+        for target in plan_kills(list(seconds), kills, seed):
+            for _attempt in range(_ATTEMPTS):
+                killed = job("crashed", f"kill-{len(result.kills) + len(result.missed):02d}.log")
+                kill = _kill_once(killed, target, seconds[target.step, target.occurrence], deadline)
+                # A step with less left to do than in the reference runs shorter: aim by its last run.
+                seconds.update({(step, n): s for step, n, s in _step_durations(killed.events)})
+                if kill is not None:
+                    result.kills.append(kill)
+                    break
                 result.missed.append(target)
-            else:
-                result.kills.append(kill)
         result.seconds["kills"] = time.monotonic() - started
         started = time.monotonic()
         _to_end(job("crashed", "resume.log"), deadline)
         result.seconds["resume"] = time.monotonic() - started
-    finally:
-        if broker is not None:
-            broker.stop()
     checks: Sequence[TableCheck] = PIPELINES[pipeline]
     result.tables = [compare_table(Warehouse(workdir / "reference"), Warehouse(workdir / "crashed"),
                                    check) for check in checks]  # fmt: skip
@@ -195,19 +220,19 @@ def run_harness(pipeline: str, kills: int, seed: int, workdir: Path, bootstrap: 
 
 
 def report(result: HarnessResult) -> str:
-    """The kills per step (aimed and landed) and the comparison, as text tables."""
-    aimed = Counter(k.target for k in result.kills) + Counter(t.step for t in result.missed)
-    landed = Counter(k.landed for k in result.kills)
-    order = list(dict.fromkeys([*aimed, *landed]))
-    rows = [{"step": step, "aimed": aimed.get(step, 0), "landed": landed.get(step, 0)}
-            for step in order]  # fmt: skip
+    """Each kill, the kills per step (aimed at, landed in) and the comparison, as text tables."""
     kills = [{"kill": i, "aimed": k.target, "delay_s": round(k.delay_s, 2), "landed": k.landed,
               "in_step_s": "" if k.in_step_s is None else round(k.in_step_s, 2),
               "processes": k.processes} for i, k in enumerate(result.kills)]  # fmt: skip
+    aimed, landed = Counter(k.target for k in result.kills), Counter(k.landed for k in result.kills)
+    missed = Counter(t.step for t in result.missed)
+    steps = [{"step": step, "aimed": aimed[step], "landed": landed[step], "missed": missed[step]}
+             for step in dict.fromkeys([*aimed, *landed, *missed])]  # fmt: skip
     lines = [format_table(kills, list(kills[0])) if kills else "", "",
-             f"{len(result.kills)} kills landed, {len(result.missed)} missed (the job had "
-             "finished before the kill was due)",
-             format_table(rows, ["step", "aimed", "landed"]) if rows else "",
+             f"{len(result.kills)} kills, each confirmed (job alive and frozen in a known step, "
+             f"driver dead of SIGKILL); {len(result.missed)} runs missed (ended before their kill "
+             "was due: started again)",
+             format_table(steps, ["step", "aimed", "landed", "missed"]) if steps else "",
              "", format_table(result.tables, ["table", "reference", "crashed", "missing", "extra",
                                               "duplicated", "differing", "ok", "example"]),
              "", "left out (wall clock):",
@@ -227,17 +252,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--size", type=int, help="messages (grouping) or left records (join)")
     parser.add_argument("--workdir", type=Path, help="keep everything here (default: a "
                         "temporary folder, removed when every table matched)")  # fmt: skip
-    parser.add_argument("--bootstrap-servers", help="a running broker (default: one of its own)")
     parser.add_argument("job_options", nargs="*", help="after --: more options for the job")
     args = parser.parse_args(argv)
     if args.kills < 1:
         parser.error("--kills must be at least 1")
-    # SIGTERM unwinds like Ctrl-C: the job being killed and the harness's broker are stopped.
+    # SIGTERM unwinds like Ctrl-C: the job being killed and the harness's brokers are stopped.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="crash-harness-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    result = run_harness(args.pipeline, args.kills, args.seed, workdir, args.bootstrap_servers,
-                         args.size, args.job_options)  # fmt: skip
+    result = run_harness(args.pipeline, args.kills, args.seed, workdir, args.size, args.job_options)
     print(report(result))
     if result.ok and args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)
