@@ -192,6 +192,7 @@ class JobProcess:
                 while frozen, did not die of SIGKILL, or a process outlived it).
         """
         if self.returncode() is not None:
+            self.poll_steps()  # its last lines: how long its steps took
             return None
         frozen = self._freeze()
         if self.returncode() is not None:  # it ended between the check and the freeze
