@@ -27,6 +27,7 @@ from core.kafka.admin import BrokerError, end_offsets, topic_exists
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic, read_kafka_stream
 from core.logs import figure, figures
+from core.spark.stages import Stage, start_query
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.join_stats import refresh_join_gold
@@ -145,10 +146,11 @@ def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, back
     writer = join_batch_writer(backend, warehouse.table_uri("silver", "joined"),
                                warehouse.table_uri("silver", "join_rejects"),
                                warehouse.table_uri("silver", "join_state"), run_id)  # fmt: skip
+    # Started as the grouping's stages are: a checkpoint a kill left without its first
+    # batch is cleared first, or Spark refuses it ("should be empty on batch 0").
+    stage = Stage("join", rows, writer, str(warehouse.checkpoint(f"{run_id}-join")))
     with job_step(run_id, "join"):
-        query = (rows.writeStream.queryName("join").foreachBatch(writer)
-                 .option("checkpointLocation", str(warehouse.checkpoint(f"{run_id}-join")))
-                 .trigger(availableNow=True).start())  # fmt: skip
+        query = start_query(stage, availableNow=True)
         query.awaitTermination()
     for progress in query.recentProgress:
         phases = dict(progress.get("durationMs") or {})
