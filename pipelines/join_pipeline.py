@@ -28,9 +28,11 @@ from core.kafka.admin import BrokerError, end_offsets, topic_exists
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic, read_kafka_stream
 from core.logs import figure, figures
+from core.spark.stages import Stage, start_query
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.join_stats import refresh_join_gold
+from pipelines.steps import job_step
 from silver.join.engine import JoinParams
 from silver.join.sink import join_batch_writer
 from silver.join.stream import join_stream
@@ -114,16 +116,23 @@ def _total(client: KafkaClient, topic: str) -> int:
 
 def ensure_phase(request: JoinRequest, data: JoinData, phase: int,
                  progress: Callable[[int], None] | None = None) -> int:  # fmt: skip
-    """Produce one phase unless the topics already hold it; returns messages produced."""
+    """Produce one phase unless the topics already hold it; returns messages produced.
+
+    Topics that hold a later phase too hold this one: a run started again after
+    it produced its last phase (killed in that phase's drain, say) goes on.
+    """
     assert request.data is not None  # noqa: S101 - only generated data has phases
     records = data.records
-    before = records[records["phase"] < phase].groupby("side").size()
-    through = records[records["phase"] <= phase].groupby("side").size()
+
+    def through(last: int) -> list[int]:
+        sides = records[records["phase"] <= last].groupby("side").size()
+        return [int(sides.get(s, 0)) for s in (0, 1)]
+
     present = [_total(request.client, t) for t in request.topics]
-    if present == [int(through.get(s, 0)) for s in (0, 1)]:
+    if any(present == through(later) for later in range(phase, data.phases)):
         logger.info("topics %s already hold phase %d", request.topics, phase)
         return 0
-    if present != [int(before.get(s, 0)) for s in (0, 1)]:
+    if present != through(phase - 1):
         raise BrokerError(f"topics {request.topics} hold {present} messages, which matches no "
                           "phase of this data set (other data is there); use other --topics")  # fmt: skip
     return produce_phase(data.phase(phase), request.client, request.topics,
@@ -150,17 +159,19 @@ def start_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
     writer = join_batch_writer(backend, warehouse.table_uri("silver", "joined"),
                                warehouse.table_uri("silver", "join_rejects"),
                                warehouse.table_uri("silver", "join_state"), run_id)  # fmt: skip
-    once = trigger_s is None
-    trigger = {"availableNow": True} if once else {"processingTime": f"{trigger_s} seconds"}
-    return (rows.writeStream.queryName("join").foreachBatch(writer)
-            .option("checkpointLocation", str(warehouse.checkpoint(f"{run_id}-join")))
-            .trigger(**trigger).start())  # fmt: skip
+    # Started as the grouping's stages are: a checkpoint a kill left without its first
+    # batch is cleared first, or Spark refuses it ("should be empty on batch 0").
+    stage = Stage("join", rows, writer, str(warehouse.checkpoint(f"{run_id}-join")))
+    if trigger_s is None:
+        return start_query(stage, availableNow=True)
+    return start_query(stage, processingTime=f"{trigger_s} seconds")
 
 
 def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
            backend: TableBackend) -> None:  # fmt: skip
-    query = start_join(spark, request, warehouse, backend)
-    query.awaitTermination()
+    with job_step(join_run_id(request), "join"):
+        query = start_join(spark, request, warehouse, backend)
+        query.awaitTermination()
     for progress in query.recentProgress:
         phases = dict(progress.get("durationMs") or {})
         total_ms = phases.pop("triggerExecution", 0)
@@ -196,7 +207,8 @@ def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, ba
         seconds += time.monotonic() - started
         logger.info("join drained phase %d in %.1f s", phase, time.monotonic() - started)
         phase += 1
-    summary = refresh_join_gold(backend, warehouse, run_id, request.stats_window_ms)
+    with job_step(run_id, "gold"):
+        summary = refresh_join_gold(backend, warehouse, run_id, request.stats_window_ms)
     return JoinResult(run_id, summary, seconds)
 
 

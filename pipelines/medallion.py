@@ -29,6 +29,7 @@ from core.spark.stages import RunContext, Stage, StageDef, start_query
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.refresh import refresh_gold
+from pipelines.steps import job_step
 from silver.stage import ROUTING, WORKERS
 
 __all__ = ["STAGES", "Source", "StageTimes", "run_finite"]
@@ -105,16 +106,23 @@ def run_finite(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Wa
             layer is written (e.g. a data-quality gate, which stops the run by raising).
     """
     times = StageTimes()
-    done = after_stage or (lambda layer: None)
     run = RunContext(spark, source, spec, warehouse, backend)
+
+    def layer_done(layer: str) -> None:
+        if after_stage is not None:
+            with job_step(spec.run_id, f"{layer} checks"):
+                after_stage(layer)
+
     for stage in STAGES:
-        _drain(stage.build(run), times)
+        with job_step(spec.run_id, stage.name):
+            _drain(stage.build(run), times)
         if stage.name in _LAYER_DONE:
-            done(_LAYER_DONE[stage.name])
+            layer_done(_LAYER_DONE[stage.name])
 
     started = time.monotonic()
-    refresh_gold(backend, warehouse, spec, times.seconds.get("silver", 0.0))
+    with job_step(spec.run_id, "gold"):
+        refresh_gold(backend, warehouse, spec, times.seconds.get("silver", 0.0))
     times.seconds["gold"] = time.monotonic() - started
-    done("gold")
+    layer_done("gold")
     logger.info("run %s stages: %s", spec.run_id, figures(times.seconds, "s", decimals=1))
     return times

@@ -1,0 +1,72 @@
+"""Jobs killed with SIGKILL at random moments in each step end with the gold of a run never killed.
+
+The crash harness (``bench.crash_harness``) runs the job once without kills,
+then kills the whole job (driver, JVM, Python workers) once in each step of a
+second run, each kill confirmed to have hit it alive in a known step, resumes it
+to the end and compares every gold table with the first run's. Beyond that
+reference, the crashed run is checked against the data itself: every Kafka
+message landed once and the key counts exact (grouping), every left record
+joined as the generator says (join).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bench.crash_harness import DEFAULT_SIZE, report, run_harness
+from bronze.datasets.base import DatasetSpec
+from bronze.datasets.registry import make_dataset
+from core.config import load_settings
+from core.tables import DeltaRsBackend
+from core.warehouse import Warehouse
+from pipelines.join_pipeline import data_spec, ground_truth_check
+
+pytestmark = pytest.mark.slow
+
+DEADLINE_S = 600  # the harness's own, for its every wait (a loaded machine: ~4x a quiet one)
+
+
+def _exact_counts(messages: int) -> dict[str, int]:
+    exact: Counter[str] = Counter()
+    for batch in make_dataset(DatasetSpec(name="COUNTRY_SKEW_R80", messages=messages)).tuples(
+            batch_size=messages):  # fmt: skip
+        exact.update(batch.keys.tolist())
+    return dict(exact)
+
+
+def _grouping_matches_the_data(warehouse: Warehouse) -> None:
+    backend, messages = DeltaRsBackend(), DEFAULT_SIZE["grouping"]
+    bronze = backend.read(warehouse.table_uri("bronze", "raw_events")).to_pandas()
+    assert len(bronze) == messages
+    assert not bronze.duplicated(["partition", "offset"]).any()
+    counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
+    assert counts.groupby("key")["count"].sum().to_dict() == _exact_counts(messages)
+
+
+def _join_matches_the_data(warehouse: Warehouse) -> None:
+    backend = DeltaRsBackend()
+    (run_id,) = backend.read(warehouse.table_uri("silver", "joined"))["run_id"].unique().tolist()
+    spec = data_spec(load_settings(env={}).settings.join, lefts=DEFAULT_SIZE["join"], partitions=2)
+    assert ground_truth_check(backend, warehouse, run_id, spec) == {
+        "missed": 0, "false_unmatched": 0, "wrong_pairs": 0}  # fmt: skip
+
+
+# One kill aimed at each step: bronze, silver, workers, gold (gates off: the on-demand
+# harness kills in them too); the join and its gold refresh.
+@pytest.mark.timeout(DEADLINE_S + 60)
+@pytest.mark.parametrize(("pipeline", "kills", "options", "matches_the_data"), [
+    ("grouping", 4, ["--skip-checks"], _grouping_matches_the_data),
+    ("join", 2, [], _join_matches_the_data),
+])  # fmt: skip
+def test_random_kills_leave_gold_as_a_run_never_killed(pipeline, kills, options, matches_the_data,
+                                                       tmp_path: Path):  # fmt: skip
+    result = run_harness(pipeline, kills, seed=15, workdir=tmp_path, extra=options,
+                         deadline_s=DEADLINE_S)  # fmt: skip
+    shown = report(result)
+    assert len(result.kills) == kills, shown  # each confirmed: alive, in a known step, SIGKILLed
+    assert len({kill.target for kill in result.kills}) == kills, shown  # one per step
+    assert result.ok, shown
+    matches_the_data(Warehouse(tmp_path / "crashed"))
