@@ -33,6 +33,7 @@ __all__ = [
     "AddedFile",
     "Commit",
     "DeltaLogError",
+    "has_commit",
     "latest_version",
     "pack_files",
     "read_commit",
@@ -85,6 +86,11 @@ class Commit:
 
 def _log_dir(table: str) -> str:
     return f"{table.rstrip('/')}/_delta_log"
+
+
+def has_commit(storage: Storage, table: str, version: int) -> bool:
+    """Whether ``version``'s commit file is in the table's log (one lookup, no listing)."""
+    return storage.exists(f"{_log_dir(table)}/{version:020d}.json")
 
 
 def latest_version(storage: Storage, table: str) -> int:

@@ -36,7 +36,7 @@ from core.tables.base import (
     to_arrow,
     where_predicate,
 )
-from core.tables.delta_log import latest_version
+from core.tables.delta_log import has_commit
 
 __all__ = ["DataFile", "DeltaRsBackend"]
 
@@ -99,13 +99,15 @@ class DeltaRsBackend:
         with self._locks.setdefault(key, threading.RLock()):
             table = self._tables.get(key)
             if table is not None:
-                # Listing the log is cheap; a log that went back means the table was replaced.
-                latest = latest_version(Storage(key, dict(self._storage or {})), key)
-                if latest < table.version():
+                # Two lookups instead of a listing of the whole log, which grows with every
+                # commit: a next commit means news; a missing current one, a replaced table
+                # (log cleanup never removes the newest commit).
+                storage, version = Storage(key, dict(self._storage or {})), table.version()
+                if has_commit(storage, key, version + 1):
+                    table.update_incremental()
+                elif not has_commit(storage, key, version):
                     del self._tables[key]
                     table = None
-                elif latest > table.version():
-                    table.update_incremental()
             if table is None:
                 try:
                     table = DeltaTable(key, storage_options=self._storage)

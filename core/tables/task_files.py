@@ -116,12 +116,16 @@ def task_files_writer(backend: DeltaRsBackend, tables: Mapping[str, TablePath], 
     otherwise ``write_task`` runs in the tasks and the driver commits the files.
     """
 
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    schema = from_arrow_schema(TASK_FILES_ARROW)  # not the DDL text: Spark would parse it per batch
+
     def write_batch(df: DataFrame, batch_id: int) -> None:
         if written_everywhere(backend, list(tables.values()), app_id, batch_id):
             return  # a replay of a batch already in every table
         write = functools.partial(write_task, batch_id=batch_id)
         with timed("collect"):  # the whole plan runs in the tasks; file names come back
-            files = df.mapInArrow(write, TASK_FILES_DDL).collect()
+            files = df.mapInArrow(write, schema).collect()
         commit_task_files(backend, tables, files, app_id, batch_id)
 
     return write_batch
