@@ -170,13 +170,18 @@ class RunPartials:
         touched, self._touched = sorted(self._touched), set()
         return touched
 
+    def _with_sums(self, starts: list[int]) -> list[int]:
+        # A window can be touched by latency partials read before its count partials
+        # (each table is read at its own latest version): it has no sums yet.
+        return [start for start in starts if start in self._windows]
+
     def key_counts(self, starts: list[int]) -> pd.DataFrame:
         """Per window of ``starts`` and key: the merged count, its tuples and the workers holding it.
 
         The AggregatorBolt: the workers' partials of a key added up.
         """
         frames = []
-        for start in starts:
+        for start in self._with_sums(starts):
             sums = self._windows[start]
             codes, first = np.unique(sums.pairs // self.workers, return_index=True)
             ends = np.append(first[1:], len(sums.pairs))  # pairs are sorted by key code
@@ -192,7 +197,7 @@ class RunPartials:
     def worker_load(self, starts: list[int]) -> pd.DataFrame:
         """Per window of ``starts`` and worker (all W; idle ones with 0): tuples and distinct keys."""
         frames = []
-        for start in starts:
+        for start in self._with_sums(starts):
             sums = self._windows[start]
             workers = sums.pairs % self.workers
             tuples = np.zeros(self.workers, np.int64)
@@ -232,7 +237,7 @@ class RunPartials:
     def result(self, processing_seconds: float, starts: list[int] | None = None) -> RunMetrics:
         """The run's metrics so far: cumulative, then one row per window of ``starts`` (None: all)."""
         throughput = self.tuples / processing_seconds if processing_seconds > 0 else 0.0
-        wanted = sorted(self._windows) if starts is None else [s for s in starts if s in self._windows]
+        wanted = sorted(self._windows) if starts is None else self._with_sums(starts)
         rows = [self._window_row(start, throughput) for start in wanted]
         makespan = 0.0
         if self._extremes:

@@ -153,3 +153,17 @@ def test_worker_load_lists_every_worker_of_each_window():
     assert first["tuples"].tolist() == [1, 2, 0]
     assert first["keys"].tolist() == [1, 2, 0]
     assert table["tuples"].sum() == 4 and len(table) == 6
+
+
+def test_a_window_with_latency_partials_only_has_no_rows_yet():
+    partials = RunPartials(3, 60_000, 1.0)
+    partials.add_windows(_worker_windows(ROUTED))
+    partials.add_latency(pd.DataFrame({"window_start_ms": [120_000], "worker": [0],
+                                       "latency_ms": [1.0], "tuples": [1],
+                                       "first_event_ms": [120_000],
+                                       "last_completion_ms": [1.0]}))  # fmt: skip
+    touched = partials.take_touched()
+    assert touched == [0, 60_000, 120_000]
+    assert sorted(set(partials.key_counts(touched)["window_start_ms"])) == [0, 60_000]
+    assert sorted(set(partials.worker_load(touched)["window_start_ms"])) == [0, 60_000]
+    assert [w.window_start_ms for w in partials.result(1.0, touched).windows] == [0, 60_000]
