@@ -59,7 +59,7 @@ def test_broker_killed_right_after_produce_keeps_every_message(tmp_path):
         restarted = local_client(broker.start())  # as the next command starts it
         assert end_offsets(restarted, TOPIC) == produced
         warehouse = Warehouse(tmp_path / "lakehouse")
-        command = [sys.executable, "-m", "pipelines.cli", "run", "--topic", TOPIC,
+        command = [sys.executable, "-m", "pipelines.cli", "run", "--topic", TOPIC, "--grouping", "DYNAMIC_KEY",
                    "--workers", "4", "--warehouse", str(warehouse.root)]  # fmt: skip
         finished = subprocess.run(command, env={**os.environ, **env}, capture_output=True,  # noqa: S603
                                   text=True, timeout=150, check=False)  # fmt: skip

@@ -34,7 +34,8 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[3]
 SOURCE, MESSAGES = "COUNTRY_SKEW_R80", 3000
-RUN_ARGS = ["--source", SOURCE, "--messages", str(MESSAGES), "--workers", "4", "--partitions", "2"]
+RUN_ARGS = ["--source", SOURCE, "--messages", str(MESSAGES), "--workers", "4", "--partitions", "2",
+            "--grouping", "DYNAMIC_KEY"]
 LAYER_TABLES = ("bronze/raw_events", "silver/routed", "silver/worker_windows", "gold/key_counts",
                 "gold/worker_load", "gold/distribution_metrics", "gold/runs")  # fmt: skip
 
