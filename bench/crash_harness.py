@@ -86,7 +86,8 @@ def _command(pipeline: str, bootstrap: str, warehouse: Path, size: int,
     if pipeline == "grouping":
         return [sys.executable, "-m", "pipelines.cli", "run", *common, "--topic", f"crash-{size}",
                 "--source", "COUNTRY_SKEW_R80", "--messages", str(size), "--workers", "4",
-                "--partitions", "3", "--max-offsets-per-trigger", "700", *extra]  # fmt: skip
+                "--partitions", "3", "--max-offsets-per-trigger", "700", "--grouping", "DYNAMIC_KEY",
+                *extra]  # fmt: skip
     return [sys.executable, "-m", "pipelines.cli", "join", *common, "--lefts", str(size),
             "--partitions", "2", *extra]  # fmt: skip
 
