@@ -208,3 +208,19 @@ def test_the_backend_follows_other_writers_and_a_replaced_table(tmp_path):
     write_deltalake(str(path), rows.slice(0, 1), mode="append")  # a new table in its place
     assert backend.version(path) == 0
     assert backend.read(path).num_rows == 1
+
+
+@pytest.mark.parametrize("create", ["create_if_missing", "first_append"])
+def test_tables_are_checkpointed_every_ten_commits(
+    backend: DeltaRsBackend, warehouse: Warehouse, events: Events, create: str
+) -> None:
+    # Delta's default interval: a commit replays the log since the last checkpoint.
+    path = warehouse.table_uri("silver", "routed")
+    if create == "create_if_missing":
+        backend.create_if_missing(path, events(0, 1).schema)
+    for batch in range(12):
+        backend.append(path, events(batch, 1), app_id="q", batch_id=batch)
+    log = Path(path) / "_delta_log"
+    checkpoints = sorted(p.name for p in log.glob("*.checkpoint.parquet"))
+    assert checkpoints == ["00000000000000000009.checkpoint.parquet"]  # after the tenth commit
+    assert _ids(backend, path) == list(range(12))
