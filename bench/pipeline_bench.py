@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 
 from bench.console import configure_logging, publish
 from bench.driver_io import counting_driver_bytes
+from bench.latency_breakdown import latency_breakdown
 from bench.peers.quix import peers_python
 from bench.peers.run import run_peers
 from bench.procfs import ProcessSampler, wait_until_idle
@@ -167,24 +168,29 @@ def _reached_gold(warehouse: Warehouse, run_id: str, refreshes: list[GoldRefresh
     return result
 
 
-def _latencies(warehouse: Warehouse, run_id: str, reached: list[tuple[dict[int, int], float]]
-               ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Each bronze message's send time and its produce-to-gold latency (ms), in send order."""
+def _bronze_messages(warehouse: Warehouse,
+                     run_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Each bronze message's partition, offset and send time (epoch ms)."""
     bronze = DeltaRsBackend().read(warehouse.table_uri("bronze", "raw_events"))
     bronze = bronze.filter(pc.equal(bronze["run_id"], run_id))
     sent_ms = pc.cast(bronze["timestamp"], pa.int64()).to_numpy() // 1_000  # microseconds
-    frame = bronze.select(["partition", "offset"]).to_pandas()
+    return bronze["partition"].to_numpy(), bronze["offset"].to_numpy(), sent_ms
+
+
+def _latencies(partition: np.ndarray, offset: np.ndarray, sent_ms: np.ndarray,
+               reached: list[tuple[dict[int, int], float]]) -> np.ndarray:  # fmt: skip
+    """Each message's produce-to-gold latency (ms)."""
     # The run stops once gold holds every message: what no refresh's recorded
     # silver version covers (it is read just before the refresh) is in the last one.
     done_ms = np.array([finished for _, finished in reached] + [reached[-1][1]]) * 1000.0
-    latency = np.full(len(frame), np.nan)
-    for partition, rows in frame.groupby("partition").indices.items():
-        highest = np.array([offsets.get(int(partition), -1) for offsets, _ in reached])
+    latency = np.full(len(offset), np.nan)
+    for p in np.unique(partition):
+        rows = partition == p
+        highest = np.array([offsets.get(int(p), -1) for offsets, _ in reached])
         highest = np.maximum.accumulate(highest)  # gold only grows
-        first = np.searchsorted(highest, frame["offset"].to_numpy()[rows], side="left")
+        first = np.searchsorted(highest, offset[rows], side="left")
         latency[rows] = done_ms[first] - sent_ms[rows]
-    order = np.argsort(sent_ms, kind="stable")
-    return sent_ms[order], latency[order]
+    return latency
 
 
 def _gold_rate(reached: list[tuple[dict[int, int], float]], produced_until_s: float) -> int | None:
@@ -246,7 +252,11 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
     producer.join()
     seconds = refreshes[-1].finished_at - started
     reached = _reached_gold(warehouse, run_id, refreshes)
-    sent, latency = _latencies(warehouse, run_id, reached)
+    partition, offset, sent_ms = _bronze_messages(warehouse, run_id)
+    breakdown = latency_breakdown(warehouse, run_id, partition, offset, sent_ms / 1000.0,
+                                  refreshes)  # fmt: skip
+    order = np.argsort(sent_ms, kind="stable")
+    sent, latency = sent_ms[order], _latencies(partition, offset, sent_ms, reached)[order]
     quarter = len(latency) // 4
 
     def percentiles(values: np.ndarray) -> dict[str, int]:
@@ -263,7 +273,7 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
             "latency_ms": {**percentiles(latency), "max": round(float(np.nanmax(latency))),
                            "first_quarter": percentiles(latency[:quarter]),
                            "last_quarter": percentiles(latency[-quarter:])},
-            **_profile(times)}  # fmt: skip
+            "latency_breakdown": breakdown, **_profile(times)}  # fmt: skip
 
 
 def main() -> None:

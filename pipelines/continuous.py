@@ -32,15 +32,17 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class GoldRefresh:
-    """One gold refresh: when it finished, and how far the worker windows had read silver.
+    """One gold refresh: when it ran, and how far the worker windows had read silver.
 
     Attributes:
-        finished_at: wall-clock time (``time.time()``) the refresh finished.
+        started_at: wall-clock time (``time.time()``) the refresh began.
+        finished_at: wall-clock time the refresh finished.
         silver_version: the ``silver.routed`` version the workers' query had
             processed when the refresh began; everything up to it is in gold.
         tuples: the run's routed tuples gold holds after the refresh.
     """
 
+    started_at: float
     finished_at: float
     silver_version: int | None
     tuples: int
@@ -93,12 +95,14 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
             time.sleep(gold_every_s)
             # Asked before the refresh, so the refresh that follows covers what it saw.
             last_round = finished()
+            refresh_started = time.time()
             silver_version = _processed_version(queries.get("workers"))
             # False: no worker windows yet, or nothing new since the last refresh.
             if refresh_gold(backend, warehouse, spec, time.monotonic() - started,
                             feed):  # fmt: skip
                 if on_refresh is not None:
-                    on_refresh(GoldRefresh(time.time(), silver_version, feed.partials.tuples))
+                    on_refresh(GoldRefresh(refresh_started, time.time(), silver_version,
+                                           feed.partials.tuples))  # fmt: skip
             if last_round:
                 break
     finally:
