@@ -1,9 +1,10 @@
 """Continuous mode: the medallion's queries run side by side while messages arrive.
 
 The bronze, silver and workers' queries run at once on processing-time
-triggers, each from its own checkpoint, and gold is refreshed every few seconds
-from what silver holds. Sinks are the finite run's (idempotent per micro-batch),
-so stopping at any point and resuming, in either mode, loses and repeats nothing.
+triggers, each from its own checkpoint, and gold is refreshed from what silver
+holds as soon as the workers' query commits a micro-batch. Sinks are the finite
+run's (idempotent per micro-batch), so stopping at any point and resuming, in
+either mode, loses and repeats nothing.
 A query starts once its input table exists (the previous stage's first batch).
 """
 
@@ -28,6 +29,10 @@ from pipelines.medallion import STAGES, Source, StageTimes
 __all__ = ["GoldRefresh", "run_continuous"]
 
 logger = logging.getLogger(__name__)
+
+_POLL_S = 0.1
+"""How often the driver looks for a new micro-batch of the workers' query: a refresh
+on the clock instead waited a second on average (measured, docs/benchmarks.md)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,15 @@ def _processed_version(query: StreamingQuery | None) -> int | None:
     return int(end["version"]) if isinstance(end, dict) and "version" in end else None
 
 
+def _await_workers(queries: dict[str, StreamingQuery], seen: int | None, timeout_s: float) -> None:
+    """Return once the workers' query has processed past ``seen``, or after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        time.sleep(_POLL_S)
+        if _processed_version(queries.get("workers")) != seen:
+            return
+
+
 def _start(stage: Stage, trigger_s: float) -> StreamingQuery:
     return start_query(stage, processingTime=f"{trigger_s} seconds")
 
@@ -74,10 +88,11 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
         spec: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
-        finished: asked every ``gold_every_s``; True stops the run after one more gold
+        finished: asked before each gold refresh; True stops the run after that
             refresh.
         trigger_s: processing-time trigger of each query.
-        gold_every_s: pause between gold refreshes.
+        gold_every_s: longest pause between gold refreshes (one also starts as soon
+            as the workers' query commits a micro-batch).
         on_refresh: told about each gold refresh (latency measurement, progress).
 
     Returns:
@@ -88,11 +103,12 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     started = time.monotonic()
     feed = partials_feed(warehouse, spec)
     run = RunContext(spark, source, spec, warehouse, backend)
+    silver_version: int | None = None
     try:
         while True:
             _start_ready_stages(run, queries, trigger_s)
             _raise_if_failed(queries)
-            time.sleep(gold_every_s)
+            _await_workers(queries, silver_version, gold_every_s)
             # Asked before the refresh, so the refresh that follows covers what it saw.
             last_round = finished()
             refresh_started = time.time()
