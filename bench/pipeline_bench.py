@@ -6,10 +6,11 @@ Two measurements on one local broker and one Spark session:
   is N over the job's wall time, set against a baseline measured in the same
   run: one process reading the same topic with librdkafka and doing nothing else
   (the ingest ceiling of this machine).
-- ``live``: a producer writes N messages at ``--rate`` messages/s, stamped with
-  the wall-clock time they were sent, while every stage runs continuously and
-  gold is refreshed every ``--gold-every`` seconds. A message's latency is the
-  end of the first gold refresh that covers its offset minus its send time.
+- ``live``: once every stage runs continuously (``--cold``: before they start),
+  a producer writes N messages at ``--rate`` messages/s, stamped with the
+  wall-clock time they were sent. A message's latency is the end of the first
+  gold refresh that covers its offset minus its send time, split into where it
+  waited (:mod:`bench.latency_breakdown`).
 - ``--peers`` (with the drain): after the other measurements, a quix-streams
   application and the plain Spark job (``groupBy(window, key).count()`` into
   Delta) count the drain's topic per key and 60 s window; every result, gold's
@@ -25,6 +26,7 @@ import logging
 import multiprocessing
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -43,7 +45,7 @@ from bronze.datasets.base import Dataset, DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from core.config import load_settings
-from core.kafka.admin import end_offsets, topic_exists
+from core.kafka.admin import end_offsets, ensure_topic, topic_exists
 from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
@@ -53,7 +55,7 @@ from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
-from pipelines.medallion import StageTimes, run_finite
+from pipelines.medallion import STAGES, StageTimes, run_finite
 
 logger = logging.getLogger("bench.pipeline")
 
@@ -222,6 +224,20 @@ def _produce_live(kafka: KafkaClient, topic: str, partitions: int, messages: int
     produce(_Rendered(), kafka, topic, partitions, speed, None, 10_000, True)  # type: ignore[arg-type]
 
 
+def _send_once_running(spark: Any, go: Any, sent_from: list[float]) -> None:
+    """Let the live producer go once every query of the run is running.
+
+    A live pipeline is up before its messages arrive; starting it after them
+    would charge the queries' start-up (seconds of planner processes and Python
+    workers) to the first messages' latency.
+    """
+    deadline = time.monotonic() + 300
+    while len(spark.streams.active) < len(STAGES) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    sent_from.append(time.time())
+    go.set()
+
+
 def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
          args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
     """Produce at a fixed rate while every stage runs continuously; latency per message."""
@@ -234,10 +250,16 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
         kafka, topic, args.partitions, args.messages, start_ms, speed, ready, go))  # fmt: skip
     producer.start()
     ready.wait()
-    started = time.time()
-    go.set()
-    while not topic_exists(kafka, topic):
-        time.sleep(0.1)
+    sent_from: list[float] = []  # when the producer was let go
+    if args.cold:  # the producer first: the queries' start-up counts in the latencies
+        sent_from.append(time.time())
+        go.set()
+        while not topic_exists(kafka, topic):
+            time.sleep(0.1)
+    else:
+        ensure_topic(kafka, topic, args.partitions)
+        threading.Thread(target=_send_once_running, args=(spark, go, sent_from),
+                         daemon=True).start()  # fmt: skip
     refreshes: list[GoldRefresh] = []
     processes = ProcessSampler(named={broker_pid: "broker", producer.pid: "producer"})
     processes.start()
@@ -250,7 +272,7 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
         )  # fmt: skip
     processes.stop()
     producer.join()
-    seconds = refreshes[-1].finished_at - started
+    seconds = refreshes[-1].finished_at - sent_from[0]
     reached = _reached_gold(warehouse, run_id, refreshes)
     partition, offset, sent_ms = _bronze_messages(warehouse, run_id)
     breakdown = latency_breakdown(warehouse, run_id, partition, offset, sent_ms / 1000.0,
@@ -287,7 +309,9 @@ def main() -> None:
     parser.add_argument("--max-offsets", type=int, default=500_000, help="per bronze micro-batch")
     parser.add_argument("--mode", choices=("drain", "live", "both"), default="both")
     parser.add_argument("--trigger", type=float, default=1.0, help="live: seconds per trigger")
-    parser.add_argument("--gold-every", type=float, default=2.0, help="live: seconds between gold refreshes")
+    parser.add_argument("--cold", action="store_true",
+                        help="live: start the producer before the queries (their start-up counts)")  # fmt: skip
+    parser.add_argument("--gold-every", type=float, default=2.0, help="live: longest pause between gold refreshes")
     parser.add_argument("--peers", action="store_true",
                         help="also time quix-streams and a plain Spark job on the drain's topic")  # fmt: skip
     parser.add_argument("--output", type=Path, default=Path("bench/results/pipeline.json"))
