@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from core.warehouse import Warehouse
     from pipelines.continuous import GoldRefresh
 
-__all__ = ["SEGMENTS", "latency_breakdown"]
+__all__ = ["SEGMENTS", "latency_breakdown", "refreshed_routed_versions"]
 
 SEGMENTS = ("kafka", "bronze", "silver_wait", "silver", "workers_wait", "workers", "gold_wait",
             "gold")  # fmt: skip
@@ -59,16 +59,43 @@ def _batches(checkpoint: str) -> _Batches:
                     np.array([(root / "commits" / str(n)).stat().st_mtime for n in ids]), ends)  # fmt: skip
 
 
-def _committed_versions(table: str, app_id: str, batch_ids: np.ndarray) -> np.ndarray:
-    """The table version that recorded each batch of ``app_id`` (-1: none)."""
-    versions: dict[int, int] = {}
+def _transactions(table: str, app_id: str) -> dict[int, int]:
+    """Table version -> the batch id ``app_id`` recorded in it."""
+    recorded: dict[int, int] = {}
     for path in Path(table, "_delta_log").glob("*.json"):
         for line in path.read_text().splitlines():
             if line.startswith('{"txn"'):
                 txn = json.loads(line)["txn"]
                 if txn["appId"] == app_id:
-                    versions[int(txn["version"])] = int(path.stem)
+                    recorded[int(path.stem)] = int(txn["version"])
+    return recorded
+
+
+def _committed_versions(table: str, app_id: str, batch_ids: np.ndarray) -> np.ndarray:
+    """The table version that recorded each batch of ``app_id`` (-1: none)."""
+    versions = {batch: version for version, batch in _transactions(table, app_id).items()}
     return np.array([versions.get(int(b), -1) for b in batch_ids])
+
+
+def refreshed_routed_versions(warehouse: Warehouse, run_id: str) -> list[int]:
+    """Per gold refresh of the run, in order: the ``silver.routed`` version it covered.
+
+    A refresh's last write, to ``gold.distribution_metrics``, records the
+    ``silver.worker_windows`` version it was built from; that version holds the
+    workers' batches up to some batch, which had read ``silver.routed`` up to the
+    version its offsets name. Exact, where the workers' query's last progress,
+    read just before a refresh, can lag a batch that the refresh already holds.
+    """
+    windows = _transactions(warehouse.table_uri("gold", "distribution_metrics"),
+                            f"gold-refresh-{run_id}")  # fmt: skip
+    workers = _batches(warehouse.checkpoint(f"{run_id}-workers"))
+    batch_of = _transactions(warehouse.table_uri("silver", "worker_windows"), f"{run_id}-workers")
+    routed_end = dict(zip(workers.ids.tolist(), _version_ends(workers).tolist(), strict=True))
+    covered = []
+    for version in (windows[v] for v in sorted(windows)):
+        batches = [b for v, b in batch_of.items() if v <= version and b in routed_end]
+        covered.append(max((routed_end[b] for b in batches), default=-1))
+    return covered
 
 
 def _first_reaching(ends: np.ndarray, needed: np.ndarray) -> np.ndarray:
@@ -91,7 +118,8 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
         partition: each bronze message's Kafka partition.
         offset: its offset.
         sent_s: its send time (epoch seconds).
-        refreshes: the run's gold refreshes, in order.
+        refreshes: the run's gold refreshes, in order, each with the
+            ``silver.routed`` version it covered (:func:`refreshed_routed_versions`).
 
     Returns:
         ``messages`` followed to gold, per segment its ``mean``, ``p50`` and ``p99``,
@@ -117,7 +145,6 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
         needed = np.where(batch < len(done.ids), versions[np.minimum(batch, len(done.ids) - 1)], -1)
         found = _first_reaching(_version_ends(query), needed)
         stages.append((query, np.where(needed >= 0, found, len(query.ids))))
-    # A refresh covers the silver.routed versions the workers' query had processed.
     covered = np.array([r.silver_version if r.silver_version is not None else -1
                         for r in refreshes])  # fmt: skip
     gold = np.where(needed >= 0, _first_reaching(covered, needed), len(refreshes))

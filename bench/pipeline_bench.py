@@ -28,6 +28,7 @@ import os
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ import pyarrow.compute as pc
 
 from bench.console import configure_logging, publish
 from bench.driver_io import counting_driver_bytes
-from bench.latency_breakdown import latency_breakdown
+from bench.latency_breakdown import latency_breakdown, refreshed_routed_versions
 from bench.peers.quix import peers_python
 from bench.peers.run import run_peers
 from bench.procfs import ProcessSampler, wait_until_idle
@@ -273,6 +274,12 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
     processes.stop()
     producer.join()
     seconds = refreshes[-1].finished_at - sent_from[0]
+    covered = refreshed_routed_versions(warehouse, run_id)
+    if len(covered) == len(refreshes):  # each refresh's coverage as gold recorded it
+        refreshes = [replace(r, silver_version=v) for r, v in zip(refreshes, covered, strict=True)]
+    else:
+        logger.warning("%d gold commits for %d refreshes: coverage from the workers' progress",
+                       len(covered), len(refreshes))  # fmt: skip
     reached = _reached_gold(warehouse, run_id, refreshes)
     partition, offset, sent_ms = _bronze_messages(warehouse, run_id)
     breakdown = latency_breakdown(warehouse, run_id, partition, offset, sent_ms / 1000.0,

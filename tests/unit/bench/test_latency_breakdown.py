@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.latency_breakdown import SEGMENTS, latency_breakdown
+from bench.latency_breakdown import SEGMENTS, latency_breakdown, refreshed_routed_versions
 from core.warehouse import Warehouse
 
 RUN = "r"
@@ -95,3 +95,11 @@ def test_a_message_past_the_last_refresh_is_not_followed(warehouse: Warehouse) -
                                np.array([9.0, 11.0]), [_Refresh(17.1, 17.6, 1)])  # type: ignore[arg-type]  # fmt: skip
     assert result["messages"] == 1
     assert result["mean_latency_s"] == pytest.approx(17.6 - 9.0)
+
+
+def test_a_refresh_covers_what_its_worker_windows_version_holds(warehouse: Warehouse) -> None:
+    # worker_windows version 1 holds the workers' batch 0, which read routed up to version 2;
+    # gold's refreshes were built from worker_windows versions 0 (nothing yet) and then 1.
+    _log(warehouse, "silver", "worker_windows", f"{RUN}-workers", 1)
+    _log(warehouse, "gold", "distribution_metrics", f"gold-refresh-{RUN}", 2)
+    assert refreshed_routed_versions(warehouse, RUN) == [-1, 2]
