@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -77,12 +78,13 @@ class Done:
 
 @dataclass
 class Scenario:
-    """A folder and environment in which commands run, and the results by command."""
+    """A folder and environment in which commands run, the results by command, what else was read."""
 
     folder: Path
     env: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
     done: dict[str, list[Done]] = field(default_factory=dict)
+    seen: dict[str, Any] = field(default_factory=dict)  # read outside the commands, for the tests
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)

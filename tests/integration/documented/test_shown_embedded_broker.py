@@ -109,9 +109,9 @@ def embedded(spark, tmp_path_factory) -> Scenario:
             scenario.run(command)
         # Read while the broker still runs: what the producer and the job left in it.
         bootstrap = scenario.names["bootstrap"]
-        scenario.names["tweets"] = json.dumps(_end_offsets(bootstrap, "tweets"))
+        scenario.seen["tweets"] = _end_offsets(bootstrap, "tweets")
         topic = read_table(folder / "lakehouse" / "gold" / "runs")["topic"].iloc[0]
-        scenario.names["topic"] = _read_topic(bootstrap, topic, MESSAGES).to_json()
+        scenario.seen["topic"] = _read_topic(bootstrap, topic, MESSAGES)
     finally:
         scenario.run(DOWN)
         scenario.run(STATUS)
@@ -143,7 +143,7 @@ def test_produce_writes_the_messages_into_the_partitions(embedded):
     done = embedded.last(PRODUCE)
     assert done.code == 0, done
     assert done.out.strip().endswith(f"to tweets at {embedded.names['bootstrap']}")  # kafka up's
-    ends = json.loads(embedded.names["tweets"])
+    ends = embedded.seen["tweets"]
     assert len(ends) == 4 and sum(ends.values()) == TWEETS and min(ends.values()) > 0, ends
 
 
@@ -169,8 +169,7 @@ def _first_difference(stored: pd.DataFrame, expected: np.ndarray) -> str:
 def test_every_grouping_routes_as_the_engine_does(embedded):
     done = embedded.last(ALL_ON_FIVE)
     assert done.code == 0, done
-    messages = pd.read_json(embedded.names["topic"])
-    messages = messages.sort_values(["partition", "offset"], ignore_index=True)
+    messages = embedded.seen["topic"]
     assert len(messages) == MESSAGES and messages["partition"].nunique() == PARTITIONS
     root = embedded.folder / "lakehouse"
     runs = read_table(root / "gold" / "runs")
@@ -215,5 +214,5 @@ def test_the_same_runs_without_partitions_resume_on_the_topic_there(embedded):
     runs = read_table(root / "gold" / "runs")
     assert len(runs) == len(GROUPING_NAMES) and (runs["splitters"] == PARTITIONS).all()
     assert sorted(r["grouping"] for r in text_rows(done.out)) == sorted(runs["label"])
-    expected = Counter(pd.read_json(embedded.names["topic"])["key"])  # one tuple per message
+    expected = Counter(embedded.seen["topic"]["key"])  # one tuple per message
     assert all(counts == expected for counts in gold_counts(root).values())
