@@ -46,23 +46,6 @@ def test_finite_run_gold_counts_and_metrics(spark, tmp_path):
     assert (hot.loc[hot["key"] == "Turkey", "pool_size"] > 1).all()
 
 
-def test_sql_reads_tables_by_name(spark, tmp_path, capsys):
-    import json
-
-    from pipelines.cli import main
-
-    _topic_table(tmp_path / "topic", 500, partitions=1)
-    warehouse = Warehouse(tmp_path / "lakehouse")
-    spec = RunSpec(run_id="sql-run", source_type="COUNTRY_SKEW_R80", grouping="KEY", workers=3,
-                   splitters=1)  # fmt: skip
-    run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse,
-               DeltaRsBackend())  # fmt: skip
-    query = "SELECT scope, tuples, dist_cost FROM gold.distribution_metrics WHERE scope = 'cumulative'"
-    assert main(["sql", query, "--warehouse", str(tmp_path / "lakehouse"), "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    assert rows == [{"scope": "cumulative", "tuples": 500, "dist_cost": 1.0}]
-
-
 @pytest.mark.parametrize("grouping", ["SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY",
                                       "CONSISTENT_HASH", "SMALOPS", "W_CHOICES"])  # fmt: skip
 def test_every_grouping_gives_exact_counts_and_accounts_for_every_message(spark, tmp_path,

@@ -3,9 +3,10 @@
 Every ``dkg`` line of a fenced shell block is parsed by ``dkg``'s own parser (an
 option renamed or removed fails here); the ones that need neither Spark nor a
 broker (``simulate``, ``config``, ``job list|validate``) run in this process on a
-small dataset. The benchmarks a page names as ``python -m bench.X`` answer
-``--help`` (their own tests run them small), and the development commands run
-with pytest collecting only.
+small dataset, and the scenarios of ``tests/integration/documented/`` run the
+others against a real broker, Spark and object store. The benchmarks a page
+names as ``python -m bench.X`` answer ``--help`` (their own tests run them
+small), and the development commands run with pytest collecting only.
 """
 
 from __future__ import annotations
@@ -16,57 +17,12 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from core.config.loader import AWS_ENVIRONMENT
 from pipelines.cli import build_parser, main
-
-REPO = Path(__file__).resolve().parents[2]
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-
-_BLOCK = re.compile(r"```(?:bash|sh)\n(.*?)```", re.S)
-_COMMENT = re.compile(r"\s+#.*$")
-_ALTERNATIVES = re.compile(r"^(?P<head>.*?)(?P<first>\S+)(?P<rest>(?: \| \S+)+)$")
-_OPTIONAL = re.compile(r" \[(--[\w-]+)\]")
-# Runs without Spark or a broker: these subcommands (job: only list and validate).
-_RUNS_HERE = {"simulate", "config"}
-
-
-def _expanded(line: str) -> list[str]:
-    """``a | b | c`` alternatives and ``[--option]`` give one command each."""
-    match = _ALTERNATIVES.match(line)
-    if match:
-        words = [match["first"], *match["rest"].split(" | ")[1:]]
-        return [f"{match['head']}{word}" for word in words]
-    optional = _OPTIONAL.search(line)
-    if optional:
-        return [_OPTIONAL.sub("", line), _OPTIONAL.sub(r" \1", line)]
-    return [line]
-
-
-def shown_commands() -> list[tuple[str, str]]:
-    """(page, command) for every command line of the pages' shell blocks."""
-    found = []
-    for page in PAGES:
-        for block in _BLOCK.findall(page.read_text(encoding="utf-8")):
-            for raw in block.replace("\\\n", " ").splitlines():  # continued lines joined
-                line = _COMMENT.sub("", raw).strip()
-                if line and not re.match(r"dkg [\w-]+: ", line):  # output shown, not a command
-                    found.extend((page.name, command) for command in _expanded(line))
-    return found
-
-
-def _dkg_argv(command: str) -> list[str] | None:
-    words = shlex.split(command)
-    if words and words[0] in ("dkg", ".venv/bin/dkg"):
-        return words[1:]
-    return None
-
-
-DKG = [(page, command) for page, command in shown_commands() if _dkg_argv(command) is not None]
-OTHER = [(page, command) for page, command in shown_commands() if _dkg_argv(command) is None]
+from tests.documented_commands import DKG, OTHER, PAGES, REPO, RUNNABLE, dkg_argv
 
 
 def test_the_pages_show_commands():
@@ -75,19 +31,12 @@ def test_the_pages_show_commands():
 
 @pytest.mark.parametrize(("page", "command"), DKG, ids=[c for _, c in DKG])
 def test_dkg_accepts_the_command(page, command):
-    argv = _dkg_argv(command)
+    argv = dkg_argv(command)
     try:
         args = build_parser().parse_args(argv)
     except (SystemExit, argparse.ArgumentError) as exc:  # the parser reports and exits
         pytest.fail(f"{page}: dkg refuses {command!r}: {exc}")
     assert callable(args.handler)
-
-
-def _runs_here(argv: list[str]) -> bool:
-    return argv[0] in _RUNS_HERE or argv[:2] in (["job", "list"], ["job", "validate"])
-
-
-RUNNABLE = [(page, command) for page, command in DKG if _runs_here(_dkg_argv(command) or [])]
 
 
 @pytest.mark.parametrize(("page", "command"), RUNNABLE, ids=[c for _, c in RUNNABLE])
@@ -97,7 +46,7 @@ def test_the_command_runs(page, command, tmp_path, monkeypatch, capsys):
     (tmp_path / "conf").symlink_to(REPO / "conf")  # job specs are named relative to the checkout
     (tmp_path / "events.csv").write_text("key,count,timestamp_ms\n" + "".join(
         f"k{i % 7},1,{1000 * i}\n" for i in range(500)))  # fmt: skip
-    code = main(_dkg_argv(command))
+    code = main(dkg_argv(command))
     captured = capsys.readouterr()
     assert code == 0, f"{page}: {command!r} exited {code}: {captured.err[-2000:]}"
     assert captured.out.strip(), f"{page}: {command!r} printed nothing"

@@ -3,21 +3,21 @@
 Each command runs as a user runs it, a `python -m pipelines.cli` process with the
 storage settings in its environment or its config, from a working directory of
 its own; the tests read what landed in the bucket with delta-rs and pyarrow
-directly and compare it with the generators' own data.
+directly and compare it with the generators' own data. The pages' own `dkg run`
+and `dkg sql` on a bucket, with a check and a report of that warehouse, are in
+tests/integration/documented/test_shown_s3.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 import pytest
 from deltalake import DeltaTable
 
@@ -33,11 +33,7 @@ from pipelines.join_pipeline import data_spec
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[3]
-SOURCE, MESSAGES = "COUNTRY_SKEW_R80", 3000
-RUN_ARGS = ["--source", SOURCE, "--messages", str(MESSAGES), "--workers", "4", "--partitions", "2",
-            "--grouping", "DYNAMIC_KEY"]
-LAYER_TABLES = ("bronze/raw_events", "silver/routed", "silver/worker_windows", "gold/key_counts",
-                "gold/worker_load", "gold/distribution_metrics", "gold/runs")  # fmt: skip
+SOURCE = "COUNTRY_SKEW_R80"
 
 
 def _environment(settings: dict[str, str]) -> dict[str, str]:
@@ -68,73 +64,16 @@ def _gold_counts(uri: str, options: dict[str, str]) -> dict[str, int]:
     return counts.groupby("key")["count"].sum().to_dict()
 
 
-def _objects(fs: pafs.S3FileSystem, prefix: str) -> list[str]:
-    infos = fs.get_file_info(pafs.FileSelector(prefix, recursive=True, allow_not_found=True))
-    return [i.path for i in infos if i.type == pafs.FileType.File]
-
-
 def _nothing_local_but_state(cwd: Path) -> None:
     # Tables go to the bucket only: no folder named after the URI ("s3:") and no
     # table file anywhere here; .dkg holds the state folder (checkpoints, catalog).
-    assert {p.name for p in cwd.iterdir()} <= {".dkg", "report.html", "s3.yaml"}
+    assert {p.name for p in cwd.iterdir()} <= {".dkg", "s3.yaml"}
     assert not [p for p in cwd.rglob("*") if p.suffix == ".parquet" or p.name == "_delta_log"]
 
 
 @pytest.fixture(scope="module")
 def cwd(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cwd")
-
-
-@pytest.fixture(scope="module")
-def warehouse(s3_bucket: str) -> str:
-    return f"s3://{s3_bucket}/wh"
-
-
-@pytest.fixture(scope="module")
-def finished_run(cwd, s3_options, warehouse) -> subprocess.CompletedProcess[str]:
-    """`dkg run` on the embedded broker into the bucket, storage settings from AWS_*."""
-    return _dkg(cwd, s3_options, "run", "--warehouse", warehouse, "--topic", "s3-run", *RUN_ARGS)
-
-
-def test_run_writes_every_layer_to_the_bucket_and_gold_is_exact(finished_run, cwd, s3_fs,
-                                                                s3_options, s3_bucket, warehouse):  # fmt: skip
-    assert finished_run.returncode == 0, finished_run.stderr[-3000:]
-    assert _gold_counts(warehouse, s3_options) == _key_counts(SOURCE, MESSAGES)
-    objects = _objects(s3_fs, f"{s3_bucket}/wh")
-    for table in LAYER_TABLES:
-        assert f"{s3_bucket}/wh/{table}/_delta_log/00000000000000000000.json" in objects, table
-        assert any(o.startswith(f"{s3_bucket}/wh/{table}/") and o.endswith(".parquet")
-                   for o in objects), table  # fmt: skip
-    # Spark's checkpoints stay in the local state folder, never in the bucket.
-    assert not [o for o in objects if "/_checkpoints/" in o]
-    checkpoints = cwd / ".dkg" / "state" / "s3" / s3_bucket / "wh" / "_checkpoints"
-    assert len(list(checkpoints.iterdir())) >= 3
-    _nothing_local_but_state(cwd)
-
-
-def test_sql_reads_the_tables_in_the_bucket(finished_run, cwd, s3_options, warehouse):
-    query = "SELECT key, CAST(SUM(count) AS BIGINT) AS n FROM gold.key_counts GROUP BY key"
-    done = _dkg(cwd, s3_options, "sql", query, "--warehouse", warehouse, "--json", "--limit", "1000")
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert {r["key"]: r["n"] for r in json.loads(done.stdout)} == _key_counts(SOURCE, MESSAGES)
-    _nothing_local_but_state(cwd)
-
-
-def test_check_validates_the_run_in_the_bucket(finished_run, cwd, s3_options, warehouse):
-    done = _dkg(cwd, s3_options, "check", "--warehouse", warehouse)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert re.search(r"\d+ suites, (\d+) expectations: \1 passed, 0 failed", done.stdout)
-
-
-def test_report_draws_the_run_in_the_bucket(finished_run, cwd, s3_options, warehouse):
-    done = _dkg(cwd, s3_options, "report", "--warehouse", warehouse, "--output", "report.html")
-    assert done.returncode == 0, done.stderr[-3000:]
-    html = (cwd / "report.html").read_text(encoding="utf-8")
-    pattern = r'<script type="application/json" id="data-(\w+)">(.*?)</script>'
-    blocks = {name: json.loads(body) for name, body in re.findall(pattern, html, re.S)}
-    (run,) = _table(f"{warehouse}/gold/runs", s3_options).to_pylist()
-    assert [(r["run_id"], r["tuples"]) for r in blocks["summary"]] == [(run["run_id"], MESSAGES)]
-    assert [sum(r["tuples"]) for r in blocks["worker_load"]] == [MESSAGES]
 
 
 def test_join_takes_the_storage_settings_from_the_config(cwd, s3_options, s3_bucket):
