@@ -58,6 +58,11 @@ class DataFile:
     rows: int
 
 
+# delta-rs writes a checkpoint every 100 commits (``delta.checkpointInterval``): a table
+# loaded afresh after as many reads one checkpoint and fewer than 100 commits.
+_COMMITS_PER_LOAD = 100
+
+
 def _commit(app_id: str, batch_id: int) -> CommitProperties:
     return CommitProperties(app_transactions=[Transaction(app_id=app_id, version=batch_id)])
 
@@ -84,6 +89,7 @@ class DeltaRsBackend:
         """Create the backend (no I/O)."""
         self._storage = storage_options
         self._tables: dict[str, DeltaTable] = {}
+        self._loaded_at: dict[str, int] = {}  # the version each table was loaded at
         self._locks: dict[str, threading.RLock] = {}
 
     @contextmanager
@@ -92,8 +98,12 @@ class DeltaRsBackend:
 
         Loading a table replays its log; streaming queries commit every second,
         so each table stays loaded and only reads the commits made since
-        (``update_incremental``). The queries' writers and the gold refresh run
-        on different threads: a lock per table keeps them off one object at once.
+        (``update_incremental``). A loaded table keeps state from every commit it
+        followed or made, though (measured: ~90 KB of resident memory per commit,
+        and each write slower than the last), so once it has moved on
+        :data:`_COMMITS_PER_LOAD` versions it is loaded afresh, from its newest
+        checkpoint. The queries' writers and the gold refresh run on different
+        threads: a lock per table keeps them off one object at once.
         """
         key = str(path)
         with self._locks.setdefault(key, threading.RLock()):
@@ -103,18 +113,20 @@ class DeltaRsBackend:
                 # commit: a next commit means news; a missing current one, a replaced table
                 # (log cleanup never removes the newest commit).
                 storage, version = Storage(key, dict(self._storage or {})), table.version()
-                if has_commit(storage, key, version + 1):
+                if version - self._loaded_at[key] >= _COMMITS_PER_LOAD:
+                    table = None
+                elif has_commit(storage, key, version + 1):
                     table.update_incremental()
                 elif not has_commit(storage, key, version):
-                    del self._tables[key]
                     table = None
             if table is None:
+                self._tables.pop(key, None)
                 try:
                     table = DeltaTable(key, storage_options=self._storage)
                 except TableNotFoundError:
                     table = None
                 else:
-                    self._tables[key] = table
+                    self._tables[key], self._loaded_at[key] = table, table.version()
             yield table
 
     def _already_written(self, table: DeltaTable | None, app_id: str, batch_id: int) -> bool:
@@ -227,7 +239,9 @@ class DeltaRsBackend:
                 raise TableError(
                     f"commit of batch {batch_id} ({app_id}) to {path} failed: {exc}"
                 ) from exc
-            logger.debug("added %d files to %s (batch %d of %s)", len(files), path, batch_id, app_id)
+            logger.debug(
+                "added %d files to %s (batch %d of %s)", len(files), path, batch_id, app_id
+            )
             return True
 
     def merge(
