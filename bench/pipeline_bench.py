@@ -6,10 +6,11 @@ Two measurements on one local broker and one Spark session:
   is N over the job's wall time, set against a baseline measured in the same
   run: one process reading the same topic with librdkafka and doing nothing else
   (the ingest ceiling of this machine).
-- ``live``: a producer writes N messages at ``--rate`` messages/s, stamped with
-  the wall-clock time they were sent, while every stage runs continuously and
-  gold is refreshed every ``--gold-every`` seconds. A message's latency is the
-  end of the first gold refresh that covers its offset minus its send time.
+- ``live``: once every stage runs continuously (``--cold``: before they start),
+  a producer writes N messages at ``--rate`` messages/s, stamped with the
+  wall-clock time they were sent. A message's latency is the end of the first
+  gold refresh that covers its offset minus its send time, split into where it
+  waited (:mod:`bench.latency_breakdown`).
 - ``--peers`` (with the drain): after the other measurements, a quix-streams
   application and the plain Spark job (``groupBy(window, key).count()`` into
   Delta) count the drain's topic per key and 60 s window; every result, gold's
@@ -25,7 +26,9 @@ import logging
 import multiprocessing
 import os
 import tempfile
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,7 @@ import pyarrow.compute as pc
 
 from bench.console import configure_logging, publish
 from bench.driver_io import counting_driver_bytes
+from bench.latency_breakdown import latency_breakdown, refreshed_routed_versions
 from bench.peers.quix import peers_python
 from bench.peers.run import run_peers
 from bench.procfs import ProcessSampler, wait_until_idle
@@ -42,7 +46,7 @@ from bronze.datasets.base import Dataset, DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from core.config import load_settings
-from core.kafka.admin import end_offsets, topic_exists
+from core.kafka.admin import end_offsets, ensure_topic, topic_exists
 from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
@@ -52,7 +56,7 @@ from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
-from pipelines.medallion import StageTimes, run_finite
+from pipelines.medallion import STAGES, StageTimes, run_finite
 
 logger = logging.getLogger("bench.pipeline")
 
@@ -167,24 +171,29 @@ def _reached_gold(warehouse: Warehouse, run_id: str, refreshes: list[GoldRefresh
     return result
 
 
-def _latencies(warehouse: Warehouse, run_id: str, reached: list[tuple[dict[int, int], float]]
-               ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Each bronze message's send time and its produce-to-gold latency (ms), in send order."""
+def _bronze_messages(warehouse: Warehouse,
+                     run_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Each bronze message's partition, offset and send time (epoch ms)."""
     bronze = DeltaRsBackend().read(warehouse.table_uri("bronze", "raw_events"))
     bronze = bronze.filter(pc.equal(bronze["run_id"], run_id))
     sent_ms = pc.cast(bronze["timestamp"], pa.int64()).to_numpy() // 1_000  # microseconds
-    frame = bronze.select(["partition", "offset"]).to_pandas()
+    return bronze["partition"].to_numpy(), bronze["offset"].to_numpy(), sent_ms
+
+
+def _latencies(partition: np.ndarray, offset: np.ndarray, sent_ms: np.ndarray,
+               reached: list[tuple[dict[int, int], float]]) -> np.ndarray:  # fmt: skip
+    """Each message's produce-to-gold latency (ms)."""
     # The run stops once gold holds every message: what no refresh's recorded
     # silver version covers (it is read just before the refresh) is in the last one.
     done_ms = np.array([finished for _, finished in reached] + [reached[-1][1]]) * 1000.0
-    latency = np.full(len(frame), np.nan)
-    for partition, rows in frame.groupby("partition").indices.items():
-        highest = np.array([offsets.get(int(partition), -1) for offsets, _ in reached])
+    latency = np.full(len(offset), np.nan)
+    for p in np.unique(partition):
+        rows = partition == p
+        highest = np.array([offsets.get(int(p), -1) for offsets, _ in reached])
         highest = np.maximum.accumulate(highest)  # gold only grows
-        first = np.searchsorted(highest, frame["offset"].to_numpy()[rows], side="left")
+        first = np.searchsorted(highest, offset[rows], side="left")
         latency[rows] = done_ms[first] - sent_ms[rows]
-    order = np.argsort(sent_ms, kind="stable")
-    return sent_ms[order], latency[order]
+    return latency
 
 
 def _gold_rate(reached: list[tuple[dict[int, int], float]], produced_until_s: float) -> int | None:
@@ -216,6 +225,20 @@ def _produce_live(kafka: KafkaClient, topic: str, partitions: int, messages: int
     produce(_Rendered(), kafka, topic, partitions, speed, None, 10_000, True)  # type: ignore[arg-type]
 
 
+def _send_once_running(spark: Any, go: Any, sent_from: list[float]) -> None:
+    """Let the live producer go once every query of the run is running.
+
+    A live pipeline is up before its messages arrive; starting it after them
+    would charge the queries' start-up (seconds of planner processes and Python
+    workers) to the first messages' latency.
+    """
+    deadline = time.monotonic() + 300
+    while len(spark.streams.active) < len(STAGES) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    sent_from.append(time.time())
+    go.set()
+
+
 def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
          args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
     """Produce at a fixed rate while every stage runs continuously; latency per message."""
@@ -228,10 +251,16 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
         kafka, topic, args.partitions, args.messages, start_ms, speed, ready, go))  # fmt: skip
     producer.start()
     ready.wait()
-    started = time.time()
-    go.set()
-    while not topic_exists(kafka, topic):
-        time.sleep(0.1)
+    sent_from: list[float] = []  # when the producer was let go
+    if args.cold:  # the producer first: the queries' start-up counts in the latencies
+        sent_from.append(time.time())
+        go.set()
+        while not topic_exists(kafka, topic):
+            time.sleep(0.1)
+    else:
+        ensure_topic(kafka, topic, args.partitions)
+        threading.Thread(target=_send_once_running, args=(spark, go, sent_from),
+                         daemon=True).start()  # fmt: skip
     refreshes: list[GoldRefresh] = []
     processes = ProcessSampler(named={broker_pid: "broker", producer.pid: "producer"})
     processes.start()
@@ -244,9 +273,19 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
         )  # fmt: skip
     processes.stop()
     producer.join()
-    seconds = refreshes[-1].finished_at - started
+    seconds = refreshes[-1].finished_at - sent_from[0]
+    covered = refreshed_routed_versions(warehouse, run_id)
+    if len(covered) == len(refreshes):  # each refresh's coverage as gold recorded it
+        refreshes = [replace(r, silver_version=v) for r, v in zip(refreshes, covered, strict=True)]
+    else:
+        logger.warning("%d gold commits for %d refreshes: coverage from the workers' progress",
+                       len(covered), len(refreshes))  # fmt: skip
     reached = _reached_gold(warehouse, run_id, refreshes)
-    sent, latency = _latencies(warehouse, run_id, reached)
+    partition, offset, sent_ms = _bronze_messages(warehouse, run_id)
+    breakdown = latency_breakdown(warehouse, run_id, partition, offset, sent_ms / 1000.0,
+                                  refreshes)  # fmt: skip
+    order = np.argsort(sent_ms, kind="stable")
+    sent, latency = sent_ms[order], _latencies(partition, offset, sent_ms, reached)[order]
     quarter = len(latency) // 4
 
     def percentiles(values: np.ndarray) -> dict[str, int]:
@@ -263,7 +302,7 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
             "latency_ms": {**percentiles(latency), "max": round(float(np.nanmax(latency))),
                            "first_quarter": percentiles(latency[:quarter]),
                            "last_quarter": percentiles(latency[-quarter:])},
-            **_profile(times)}  # fmt: skip
+            "latency_breakdown": breakdown, **_profile(times)}  # fmt: skip
 
 
 def main() -> None:
@@ -277,7 +316,9 @@ def main() -> None:
     parser.add_argument("--max-offsets", type=int, default=500_000, help="per bronze micro-batch")
     parser.add_argument("--mode", choices=("drain", "live", "both"), default="both")
     parser.add_argument("--trigger", type=float, default=1.0, help="live: seconds per trigger")
-    parser.add_argument("--gold-every", type=float, default=2.0, help="live: seconds between gold refreshes")
+    parser.add_argument("--cold", action="store_true",
+                        help="live: start the producer before the queries (their start-up counts)")  # fmt: skip
+    parser.add_argument("--gold-every", type=float, default=2.0, help="live: longest pause between gold refreshes")
     parser.add_argument("--peers", action="store_true",
                         help="also time quix-streams and a plain Spark job on the drain's topic")  # fmt: skip
     parser.add_argument("--output", type=Path, default=Path("bench/results/pipeline.json"))

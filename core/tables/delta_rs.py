@@ -58,10 +58,15 @@ class DataFile:
     rows: int
 
 
-# Commits a held table may follow before it is loaded afresh (the newest checkpoint,
-# written every 100 commits, and the commits after it). Fewer keeps less state held;
-# more loads cost little (1,000 appends to one table: 15.5 CPU-s loading afresh every
-# 100 commits, 17.5 every 20, 21.1 every 5; a shared machine).
+# Delta's own default (delta-rs writes one every 100 commits): every commit, and every
+# reader's update, replays the JSON commits since the last checkpoint, so a streaming
+# table's commit costs half as much on average (6.4 against 12.7 ms of CPU, measured).
+_TABLE_PROPERTIES = {"delta.checkpointInterval": "10"}
+
+# Commits a held table may follow before it is loaded afresh (its newest checkpoint
+# and the commits after it). Fewer keeps less state held; more loads cost little
+# (1,000 appends to one table, checkpoints every 100 commits: 15.5 CPU-s loading
+# afresh every 100 commits, 17.5 every 20, 21.1 every 5; a shared machine).
 _COMMITS_PER_LOAD = 20
 
 
@@ -165,6 +170,7 @@ class DeltaRsBackend:
                 partition_by=list(partition_by or []) or None,
                 mode="ignore",  # a concurrent creator wins; the table exists either way
                 storage_options=self._storage,
+                configuration=_TABLE_PROPERTIES,
             )
         logger.debug("created table %s", path)
         return True
@@ -203,6 +209,7 @@ class DeltaRsBackend:
                         mode="append",
                         partition_by=list(partition_by) if partition_by and table is None else None,
                         storage_options=self._storage if table is None else None,
+                        configuration=_TABLE_PROPERTIES if table is None else None,
                         commit_properties=_commit(app_id, batch_id),
                     )
             except Exception as exc:  # delta-rs raises many unrelated types

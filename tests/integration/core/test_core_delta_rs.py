@@ -233,3 +233,19 @@ def test_a_table_held_between_commits_is_loaded_afresh_every_so_many_versions(
     assert backend.version(path) == DeltaTable(str(path)).version() == 30
     assert backend.transaction_version(path, "q") == 22
     assert _ids(backend, path) == sorted([*range(46), *(1000 + b for b in range(0, 23, 3))])
+
+
+@pytest.mark.parametrize("create", ["create_if_missing", "first_append"])
+def test_tables_are_checkpointed_every_ten_commits(
+    backend: DeltaRsBackend, warehouse: Warehouse, events: Events, create: str
+) -> None:
+    # Delta's default interval: a commit replays the log since the last checkpoint.
+    path = warehouse.table_uri("silver", "routed")
+    if create == "create_if_missing":
+        backend.create_if_missing(path, events(0, 1).schema)
+    for batch in range(12):
+        backend.append(path, events(batch, 1), app_id="q", batch_id=batch)
+    log = Path(path) / "_delta_log"
+    checkpoints = sorted(p.name for p in log.glob("*.checkpoint.parquet"))
+    assert checkpoints == ["00000000000000000009.checkpoint.parquet"]  # after the tenth commit
+    assert _ids(backend, path) == list(range(12))

@@ -1,0 +1,177 @@
+"""Where a message waits between Kafka and gold in a live run, stage by stage.
+
+A streaming query's checkpoint records each micro-batch: ``offsets/<n>`` is
+written once the batch's end offsets are chosen and ``commits/<n>`` once its
+sink has committed, so their modification times are when batch ``n`` started
+and finished. The Delta logs of ``bronze.raw_events`` and ``silver.routed`` say
+which version each batch of their query committed (its application
+transaction), and a downstream query's offsets say up to which upstream version
+each of its batches read. Following every message through them splits its
+produce-to-gold latency into consecutive segments that add up to it:
+
+- ``kafka``: sent, until the bronze batch that reads it starts;
+- ``bronze``: that batch (read Kafka, land Parquet, commit);
+- ``silver_wait``, ``silver``: until the routing batch that reads that bronze
+  version starts, and that batch;
+- ``workers_wait``, ``workers``: likewise for the workers' query and the
+  ``silver.routed`` version the routing batch committed;
+- ``gold_wait``, ``gold``: until the gold refresh that covers that routed
+  version starts, and the refresh.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from core.warehouse import Warehouse
+    from pipelines.continuous import GoldRefresh
+
+__all__ = ["SEGMENTS", "latency_breakdown", "refreshed_routed_versions"]
+
+SEGMENTS = ("kafka", "bronze", "silver_wait", "silver", "workers_wait", "workers", "gold_wait",
+            "gold")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Batches:
+    """A query's committed micro-batches in order: id, start and end (epoch s), source end."""
+
+    ids: np.ndarray
+    started: np.ndarray
+    done: np.ndarray
+    ends: list[dict[str, int]]
+
+
+def _batches(checkpoint: str) -> _Batches:
+    root = Path(checkpoint)
+    ids = sorted(int(p.name) for p in (root / "commits").iterdir() if p.name.isdigit())
+    offsets = [root / "offsets" / str(n) for n in ids]
+    # Line 3 of an offset log entry is the (only) source's end offset.
+    ends = [json.loads(path.read_text().splitlines()[2]) for path in offsets]
+    return _Batches(np.array(ids), np.array([p.stat().st_mtime for p in offsets]),
+                    np.array([(root / "commits" / str(n)).stat().st_mtime for n in ids]), ends)  # fmt: skip
+
+
+def _transactions(table: str, app_id: str) -> dict[int, int]:
+    """Table version -> the batch id ``app_id`` recorded in it."""
+    recorded: dict[int, int] = {}
+    for path in Path(table, "_delta_log").glob("*.json"):
+        for line in path.read_text().splitlines():
+            if line.startswith('{"txn"'):
+                txn = json.loads(line)["txn"]
+                if txn["appId"] == app_id:
+                    recorded[int(path.stem)] = int(txn["version"])
+    return recorded
+
+
+def _committed_versions(table: str, app_id: str, batch_ids: np.ndarray) -> np.ndarray:
+    """The table version that recorded each batch of ``app_id`` (-1: none)."""
+    versions = {batch: version for version, batch in _transactions(table, app_id).items()}
+    return np.array([versions.get(int(b), -1) for b in batch_ids])
+
+
+def refreshed_routed_versions(warehouse: Warehouse, run_id: str) -> list[int]:
+    """Per gold refresh of the run, in order: the ``silver.routed`` version it covered.
+
+    A refresh's last write, to ``gold.distribution_metrics``, records the
+    ``silver.worker_windows`` version it was built from; that version holds the
+    workers' batches up to some batch, which had read ``silver.routed`` up to the
+    version its offsets name. Exact, where the workers' query's last progress,
+    read just before a refresh, can lag a batch that the refresh already holds.
+    """
+    windows = _transactions(warehouse.table_uri("gold", "distribution_metrics"),
+                            f"gold-refresh-{run_id}")  # fmt: skip
+    workers = _batches(warehouse.checkpoint(f"{run_id}-workers"))
+    batch_of = _transactions(warehouse.table_uri("silver", "worker_windows"), f"{run_id}-workers")
+    routed_end = dict(zip(workers.ids.tolist(), _version_ends(workers).tolist(), strict=True))
+    covered = []
+    for version in (windows[v] for v in sorted(windows)):
+        batches = [b for v, b in batch_of.items() if v <= version and b in routed_end]
+        covered.append(max((routed_end[b] for b in batches), default=-1))
+    return covered
+
+
+def _first_reaching(ends: np.ndarray, needed: np.ndarray) -> np.ndarray:
+    """Per needed value, the first batch whose end reaches it (len(ends): none does)."""
+    return np.searchsorted(np.maximum.accumulate(ends), needed, side="left")
+
+
+def _version_ends(batches: _Batches) -> np.ndarray:
+    return np.array([int(end["version"]) for end in batches.ends])
+
+
+def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
+                      offset: np.ndarray, sent_s: np.ndarray,
+                      refreshes: Sequence[GoldRefresh]) -> dict[str, Any]:  # fmt: skip
+    """Each message's wait per stage, summarised over the messages (seconds).
+
+    Args:
+        warehouse: the live run's warehouse.
+        run_id: the run (its queries' checkpoints and application ids follow from it).
+        partition: each bronze message's Kafka partition.
+        offset: its offset.
+        sent_s: its send time (epoch seconds).
+        refreshes: the run's gold refreshes, in order, each with the
+            ``silver.routed`` version it covered (:func:`refreshed_routed_versions`).
+
+    Returns:
+        ``messages`` followed to gold, per segment its ``mean``, ``p50`` and ``p99``,
+        its ``share`` of the mean latency and its mean over the last quarter of the
+        messages sent, and per query (and gold) its batches and their median seconds.
+    """
+    queries = {name: _batches(warehouse.checkpoint(f"{run_id}-{name}"))
+               for name in ("bronze", "silver", "workers")}  # fmt: skip
+    bronze, silver, workers = queries["bronze"], queries["silver"], queries["workers"]
+    # Bronze: the first batch whose end offset in the message's partition passes it.
+    first_bronze = np.full(len(offset), len(bronze.ids))
+    for p in np.unique(partition):
+        rows = partition == p
+        ends = np.array([int(end.get(str(p), 0)) for end in bronze.ends])
+        first_bronze[rows] = _first_reaching(ends, offset[rows] + 1)
+    stages = [(bronze, first_bronze)]
+    tables = {"bronze": ("bronze", "raw_events"), "silver": ("silver", "routed")}
+    for upstream, query in (("bronze", silver), ("silver", workers)):
+        done, batch = queries[upstream], stages[-1][1]
+        versions = _committed_versions(warehouse.table_uri(*tables[upstream]),
+                                       f"{run_id}-{upstream}", done.ids)  # fmt: skip
+        # The upstream version that holds the message (-1: not followed that far).
+        needed = np.where(batch < len(done.ids), versions[np.minimum(batch, len(done.ids) - 1)], -1)
+        found = _first_reaching(_version_ends(query), needed)
+        stages.append((query, np.where(needed >= 0, found, len(query.ids))))
+    covered = np.array([r.silver_version if r.silver_version is not None else -1
+                        for r in refreshes])  # fmt: skip
+    gold = np.where(needed >= 0, _first_reaching(covered, needed), len(refreshes))
+    followed = gold < len(refreshes)
+    for query, batch in stages:
+        followed &= batch < len(query.ids)
+    marks = [sent_s[followed]]
+    for query, batch in stages:
+        marks += [query.started[batch[followed]], query.done[batch[followed]]]
+    marks += [np.array([r.started_at for r in refreshes])[gold[followed]],
+              np.array([r.finished_at for r in refreshes])[gold[followed]]]  # fmt: skip
+    segments = dict(zip(SEGMENTS, np.diff(np.vstack(marks), axis=0), strict=True))
+    total = float(np.mean(marks[-1] - marks[0]))
+    # The last quarter sent: the steady state, once the queries' start-up is behind.
+    late = marks[0] >= np.quantile(marks[0], 0.75)
+
+    def summary(values: np.ndarray) -> dict[str, float]:
+        return {"mean": round(float(np.mean(values)), 2),
+                "p50": round(float(np.percentile(values, 50)), 2),
+                "p99": round(float(np.percentile(values, 99)), 2),
+                "share": round(float(np.mean(values)) / total, 3),
+                "last_quarter_mean": round(float(np.mean(values[late])), 2)}  # fmt: skip
+
+    return {"messages": int(followed.sum()), "mean_latency_s": round(total, 2),
+            "segments_s": {name: summary(values) for name, values in segments.items()},
+            "batches": {**{name: {"count": len(q.ids),
+                                  "median_s": round(float(np.median(q.done - q.started)), 2)}
+                           for name, q in queries.items()},
+                        "gold": {"count": len(refreshes), "median_s": round(float(np.median(
+                            [r.finished_at - r.started_at for r in refreshes])), 2)}}}  # fmt: skip
