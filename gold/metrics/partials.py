@@ -296,7 +296,7 @@ class RunPartials:
                          makespan, throughput)  # fmt: skip
 
     def result(self, processing_seconds: float, starts: list[int] | None = None) -> RunMetrics:
-        """The run's metrics so far: cumulative, then one row per window of ``starts`` (None: all)."""
+        """The run's metrics so far: cumulative, then one row per window of ``starts`` (None: all held)."""
         throughput = self.tuples / processing_seconds if processing_seconds > 0 else 0.0
         wanted = sorted(self._windows) if starts is None else self._with_sums(starts)
         rows = [self._window_row(start, throughput) for start in wanted]
