@@ -6,13 +6,15 @@ the run's :class:`RunPartials` between refreshes and reads only the commits made
 since the last one to ``silver.worker_windows``, ``silver.worker_latency`` and
 ``silver.routing_snapshots`` (all append-only). The sums do not depend on when
 gold was refreshed: a fresh feed over the same tables gives what a long-lived
-one gave.
+one gave. Windows the partials released (:meth:`RunPartials.release`) that new
+partials reach are read again whole from the tables' snapshots.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -90,6 +92,23 @@ class RunPartialsFeed:
         if snapshots is not None:
             self._snapshots.append(snapshots)
         self._versions = versions
+        self._restore_stale()
+
+    def _restore_stale(self) -> None:
+        # Late partials of windows whose sums were released: the window is read again
+        # whole, at the versions just added, which is rare and costs one table scan.
+        stale = self.partials.take_stale()
+        if not stale:
+            return
+        files = {name: snapshot_files(self.storage, self._tables[name], self._versions[name])
+                 for name in ("windows", "latency")}  # fmt: skip
+        width = self.partials.window_ms
+        for start in stale:
+            during = [("window_start_ms", ">=", start), ("window_start_ms", "<", start + width)]
+            windows = self._read(files["windows"], _WINDOWS_COLUMNS, during)
+            latency = self._read(files["latency"], _LATENCY_COLUMNS, during)
+            self.partials.restore(start, _frame(windows, _WINDOWS_COLUMNS),
+                                  _frame(latency, _LATENCY_COLUMNS))  # fmt: skip
 
     def take_snapshots(self) -> tuple[pd.DataFrame, bool]:
         """The run's routing snapshots read since the last call, and whether they are all of them.
@@ -115,11 +134,16 @@ class RunPartialsFeed:
                 files[name].extend(commit.adds)
         return files, versions
 
-    def _read(self, files: list[AddedFile], columns: list[str]) -> pa.Table | None:
+    def _read(self, files: list[AddedFile], columns: list[str],
+              where: list[tuple[str, str, Any]] | None = None) -> pa.Table | None:  # fmt: skip
         if not files:
             return None
         # One dataset over every new file: building one per file cost twice the reading.
         rows = pq.read_table([self.storage.fs_path(f.path) for f in files],
                              filesystem=self.storage.filesystem, columns=columns,
-                             filters=[("run_id", "=", self.run_id)])  # fmt: skip
+                             filters=[("run_id", "=", self.run_id), *(where or [])])  # fmt: skip
         return rows if rows.num_rows else None
+
+
+def _frame(rows: pa.Table | None, columns: list[str]) -> pd.DataFrame:
+    return rows.to_pandas() if rows is not None else pd.DataFrame(columns=columns)

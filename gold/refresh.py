@@ -32,6 +32,10 @@ logger = logging.getLogger(__name__)
 
 _WINDOWED = ["run_id", "window_start_ms"]  # the partitions of gold's per-window tables
 _CUMULATIVE = -1  # distribution_metrics' window_start_ms of the cumulative row
+# Windows whose sums a feed keeps after a refresh: the one filling now and the two
+# before it, whose worker windows may still be in flight. Older ones are read again
+# from silver if partials still reach them (see RunPartials.release).
+_WINDOWS_HELD = 3
 
 
 def partials_feed(warehouse: Warehouse, settings: RunSpec) -> RunPartialsFeed:
@@ -97,6 +101,8 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
     backend.replace(gold["distribution_metrics"], metrics,
                     {**windows, "window_start_ms": [_CUMULATIVE, *touched]}, app_id, version,
                     _WINDOWED)  # fmt: skip
+    # Published: only the newest windows still take partials as the run goes on.
+    feed.partials.release(_WINDOWS_HELD)
     logger.info("gold refreshed for run %s from worker windows version %d", settings.run_id,
                 version)  # fmt: skip
     return True

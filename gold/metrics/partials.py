@@ -12,7 +12,10 @@ computes from single tuples follows from those sums:
 
 :class:`RunPartials` keeps the sums per aggregation window and remembers which
 windows new partials touched, so a refresh recomputes and publishes those only:
-its cost follows the new partials, not the length of the run.
+its cost follows the new partials, not the length of the run. Once published,
+all but the newest windows are released (their memory too); a late partial makes
+a released window stale, and its sums are restored from silver before it is
+published again.
 """
 
 from __future__ import annotations
@@ -105,6 +108,11 @@ class RunPartials:
         self._loads = np.zeros(workers, dtype=np.int64)
         self._all_latency: pd.Series | None = None
         self._touched: set[int] = set()
+        # Windows before ``_held_from`` were published and released (see ``release``);
+        # partials that reach one make it stale until its sums are restored.
+        self._held_from: int | None = None
+        self._restored: set[int] = set()
+        self._stale: set[int] = set()
 
     @property
     def tuples(self) -> int:
@@ -127,19 +135,29 @@ class RunPartials:
             codes[i] = code
         return codes[inverse]
 
+    def _held(self, start: int) -> bool:
+        return self._held_from is None or start >= self._held_from or start in self._restored
+
+    def _window_columns(self, rows: pd.DataFrame) -> tuple[np.ndarray, ...]:
+        workers = rows["worker"].to_numpy(np.int64)
+        pairs = self._key_codes(rows["key"]) * self.workers + workers
+        count, tuples = rows["count"].to_numpy(np.int64), rows["tuples"].to_numpy(np.int64)
+        return workers, pairs, count, tuples
+
     def add_windows(self, rows: pd.DataFrame) -> None:
         """Add ``silver.worker_windows`` rows of the run."""
         if rows.empty:
             return
-        workers = rows["worker"].to_numpy(np.int64)
-        pairs = self._key_codes(rows["key"]) * self.workers + workers
-        count, tuples = rows["count"].to_numpy(np.int64), rows["tuples"].to_numpy(np.int64)
+        workers, pairs, count, tuples = self._window_columns(rows)
         starts = self._coarse(rows["window_start_ms"]).to_numpy(np.int64)
         for start in np.unique(starts).tolist():
+            self._touched.add(start)
+            if not self._held(start):
+                self._stale.add(start)
+                continue
             mine = starts == start
             sums = self._windows.get(start, _NO_SUMS)
             self._windows[start] = sums.add(pairs[mine], count[mine], tuples[mine])
-            self._touched.add(start)
         np.add.at(self._loads, workers, tuples)
         self._pairs.update(np.unique(pairs).tolist())
 
@@ -154,8 +172,11 @@ class RunPartials:
                               "tuples": rows["tuples"], "first": rows["first_event_ms"],
                               "completion": completion})  # fmt: skip
         for window, part in frame.groupby("start", sort=False):
-            histogram = part.groupby("latency_ms")["tuples"].sum()
-            self._latency[int(window)] = _add_counts(self._latency.get(int(window)), histogram)
+            if self._held(int(window)):
+                histogram = part.groupby("latency_ms")["tuples"].sum()
+                self._latency[int(window)] = _add_counts(self._latency.get(int(window)), histogram)
+            else:
+                self._stale.add(int(window))
             first, last = int(part["first"].min()), float(part["completion"].max())
             if int(window) in self._extremes:
                 seen_first, seen_last = self._extremes[int(window)]
@@ -164,6 +185,46 @@ class RunPartials:
             self._touched.add(int(window))
         self._all_latency = _add_counts(self._all_latency,
                                         frame.groupby("latency_ms")["tuples"].sum())  # fmt: skip
+
+    def release(self, keep: int) -> None:
+        """Forget the sums of all but the ``keep`` newest windows; call once they are published.
+
+        A long run's windows would otherwise all stay in memory. The run's totals
+        (loads, distinct keys and pairs, latencies, makespan) stay exact; partials
+        that later reach a released window make it stale (:meth:`take_stale`), and
+        its sums must be restored (:meth:`restore`) before it is published again.
+        """
+        starts = sorted(self._windows.keys() | self._latency.keys())
+        if len(starts) <= keep:
+            return
+        self._held_from = starts[-keep] if keep else starts[-1] + 1
+        for start in starts:
+            if start < self._held_from:
+                self._windows.pop(start, None)
+                self._latency.pop(start, None)
+        self._restored.clear()
+
+    def take_stale(self) -> list[int]:
+        """The released windows new partials reached since the last call, in order; forgets them."""
+        stale, self._stale = sorted(self._stale), set()
+        return stale
+
+    def restore(self, start: int, windows: pd.DataFrame, latency: pd.DataFrame) -> None:
+        """Set a released window's sums from every one of its partials (the run's totals have them).
+
+        Args:
+            start: the window.
+            windows: all of the window's ``silver.worker_windows`` rows added so far.
+            latency: all of its ``silver.worker_latency`` rows added so far.
+        """
+        self._restored.add(start)
+        self._windows.pop(start, None)
+        self._latency.pop(start, None)
+        if not windows.empty:
+            _, pairs, count, tuples = self._window_columns(windows)
+            self._windows[start] = _NO_SUMS.add(pairs, count, tuples)
+        if not latency.empty:
+            self._latency[start] = latency.groupby("latency_ms")["tuples"].sum()
 
     def take_touched(self) -> list[int]:
         """The windows new partials reached since the last call, in order; forgets them."""
@@ -235,7 +296,7 @@ class RunPartials:
                          makespan, throughput)  # fmt: skip
 
     def result(self, processing_seconds: float, starts: list[int] | None = None) -> RunMetrics:
-        """The run's metrics so far: cumulative, then one row per window of ``starts`` (None: all)."""
+        """The run's metrics so far: cumulative, then one row per window of ``starts`` (None: all held)."""
         throughput = self.tuples / processing_seconds if processing_seconds > 0 else 0.0
         wanted = sorted(self._windows) if starts is None else self._with_sums(starts)
         rows = [self._window_row(start, throughput) for start in wanted]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 
 from core.tables import DeltaRsBackend, TableBackend
 from core.warehouse import Warehouse
@@ -208,6 +208,31 @@ def test_the_backend_follows_other_writers_and_a_replaced_table(tmp_path):
     write_deltalake(str(path), rows.slice(0, 1), mode="append")  # a new table in its place
     assert backend.version(path) == 0
     assert backend.read(path).num_rows == 1
+
+
+def test_a_table_held_between_commits_is_loaded_afresh_every_so_many_versions(
+    backend: DeltaRsBackend, warehouse: Warehouse, events: Events, monkeypatch
+) -> None:
+    import core.tables.delta_rs as delta_rs
+
+    monkeypatch.setattr(delta_rs, "_COMMITS_PER_LOAD", 5)
+    path = warehouse.table_uri("bronze", "raw_events")
+    held, followed, commits = set(), [], 0
+    for batch in range(23):
+        assert backend.append(path, events(batch * 2, 2), app_id="q", batch_id=batch)
+        commits += 1
+        if batch % 3 == 0:  # another writer's commit, followed by update_incremental
+            write_deltalake(str(path), events(1000 + batch, 1), mode="append")
+            commits += 1
+        assert backend.version(path) == commits - 1
+        table = backend._tables[str(path)]
+        held.add(id(table))
+        followed.append(table.version() - backend._loaded_at[str(path)])
+    assert max(followed) <= 5  # never more commits than the limit kept in one object
+    assert len(held) >= 5  # loaded afresh as it went: 31 versions, 5 at a time
+    assert backend.version(path) == DeltaTable(str(path)).version() == 30
+    assert backend.transaction_version(path, "q") == 22
+    assert _ids(backend, path) == sorted([*range(46), *(1000 + b for b in range(0, 23, 3))])
 
 
 @pytest.mark.parametrize("create", ["create_if_missing", "first_append"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -90,7 +92,8 @@ def test_a_fresh_feed_equals_one_that_followed_every_commit(tmp_path):
     fresh.advance()
     pd.testing.assert_frame_equal(_metrics(following), _metrics(fresh))
     assert _metrics(fresh)["tuples"].iloc[0] == sum(
-        DeltaTable(str(tmp_path / "windows")).to_pandas()["tuples"])
+        DeltaTable(str(tmp_path / "windows")).to_pandas()["tuples"]
+    )
 
 
 def test_rows_deleted_from_silver_make_the_feed_start_over(tmp_path):
@@ -112,3 +115,48 @@ def test_a_run_without_rows_has_zero_tuples(tmp_path):
     feed.advance()
     assert _taken(feed) == ([], True)
     assert _metrics(feed)["tuples"].iloc[0] == 0
+
+
+def _commit_at(tmp_path, batch_id: int, window_start_ms: int, rows: int, seed: int) -> None:
+    """A commit of the run's partials, all in the worker windows of one aggregation window."""
+    rng = np.random.default_rng(seed)
+    starts = window_start_ms + rng.integers(0, 4, rows) * 15_000
+    common = {"run_id": ["r"] * rows, "batch_id": np.full(rows, batch_id),
+              "window_start_ms": starts, "worker": rng.integers(0, WORKERS, rows).astype(np.int32)}  # fmt: skip
+    write_deltalake(str(tmp_path / "windows"), pa.table({
+        **common, "key": [f"k{k}" for k in rng.integers(0, 50, rows)],
+        "count": rng.integers(1, 5, rows), "tuples": rng.integers(1, 5, rows),
+        "window_end_ms": starts + 15_000,
+    }, schema=WORKER_WINDOWS_ARROW), mode="append")  # fmt: skip
+    write_deltalake(str(tmp_path / "latency"), pa.table({
+        **common, "latency_ms": rng.integers(1, 20, rows).astype(float),
+        "tuples": rng.integers(1, 5, rows), "first_event_ms": starts + rng.integers(0, 100, rows),
+        "last_completion_ms": rng.uniform(100, 16_000, rows),
+    }, schema=WORKER_LATENCY_ARROW), mode="append")  # fmt: skip
+
+
+def test_late_partials_of_a_released_window_are_read_again_from_silver(tmp_path):
+    write_deltalake(str(tmp_path / "snapshots"), pa.table({
+        "run_id": ["r"], "splitter": pa.array([0], pa.int32()), "event_time_ms": [0],
+        "state": [b"s"]}), mode="append")  # fmt: skip
+    feed, published = _feed(tmp_path), {}
+    # Ten windows in order, then late partials of the first, third and last again.
+    order = [*range(10), 0, 2, 0, 9]
+    for batch, window in enumerate(order):
+        _commit_at(tmp_path, batch, window * 60_000, 40, seed=batch)
+        feed.advance()
+        touched = feed.partials.take_touched()
+        assert touched == [window * 60_000]
+        counts = feed.partials.key_counts(touched)
+        for row in feed.partials.result(1.0, touched).windows:
+            published[row.window_start_ms] = (row, counts)
+        feed.partials.release(2)
+        assert len(feed.partials._windows) <= 2
+    fresh = _feed(tmp_path)
+    fresh.advance()
+    assert feed.partials.result(1.0, []).cumulative == fresh.partials.result(1.0).cumulative
+    for row in fresh.partials.result(1.0).windows:
+        start = row.window_start_ms
+        got_row, got_counts = published[start]
+        assert dataclasses.replace(got_row, throughput=row.throughput) == row  # the run's, then
+        pd.testing.assert_frame_equal(got_counts, fresh.partials.key_counts([start]))
