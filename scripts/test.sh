@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/setup_chromium.sh
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest --durations=30 "$@"  # the slowest, to keep the suite within its budget
