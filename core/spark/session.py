@@ -210,6 +210,13 @@ def _base_conf(
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
         # Workers fork from a daemon that has the pipeline's code loaded already.
         "spark.python.daemon.module": "pipelines.worker_daemon",
+        # A streaming job runs thousands of micro-batches. Spark's status store keeps
+        # their jobs, stages, SQL executions and up to 100,000 tasks in the driver JVM's
+        # heap, UI or not: through a 15-minute soak the heap after collections grew with it.
+        "spark.ui.retainedJobs": "100",
+        "spark.ui.retainedStages": "100",
+        "spark.ui.retainedTasks": "10000",
+        "spark.sql.ui.retainedExecutions": "100",
         # Event times are UTC everywhere; the machine's zone must not leak in.
         "spark.sql.session.timeZone": "UTC",
         # The catalog is in-memory and our tables are external (see

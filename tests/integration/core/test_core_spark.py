@@ -87,3 +87,11 @@ def test_data_source_planners_import_compiled_pyspark(core_spark: SparkSession) 
     frame = core_spark.read.format("where_is_pyspark").load()
     assert frame.columns == ["installed"]
     assert frame.collect()[0][0] == 1
+
+
+def test_the_status_store_keeps_a_bounded_history(core_spark: SparkSession) -> None:
+    # Every micro-batch adds jobs to Spark's status store; a long run must not keep them all.
+    for _ in range(130):
+        core_spark.range(1).count()
+    tracker = core_spark.sparkContext.statusTracker()
+    assert 0 < len(tracker.getJobIdsForGroup(None)) <= 100
