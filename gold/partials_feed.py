@@ -103,12 +103,13 @@ class RunPartialsFeed:
         files = {name: snapshot_files(self.storage, self._tables[name], self._versions[name])
                  for name in ("windows", "latency")}  # fmt: skip
         width = self.partials.window_ms
+        # One read of each table over every stale window, then split per window.
+        during = [("window_start_ms", ">=", stale[0]), ("window_start_ms", "<", stale[-1] + width)]
+        windows = _frame(self._read(files["windows"], _WINDOWS_COLUMNS, during), _WINDOWS_COLUMNS)
+        latency = _frame(self._read(files["latency"], _LATENCY_COLUMNS, during), _LATENCY_COLUMNS)
         for start in stale:
-            during = [("window_start_ms", ">=", start), ("window_start_ms", "<", start + width)]
-            windows = self._read(files["windows"], _WINDOWS_COLUMNS, during)
-            latency = self._read(files["latency"], _LATENCY_COLUMNS, during)
-            self.partials.restore(start, _frame(windows, _WINDOWS_COLUMNS),
-                                  _frame(latency, _LATENCY_COLUMNS))  # fmt: skip
+            self.partials.restore(start, _of_window(windows, start, width),
+                                  _of_window(latency, start, width))  # fmt: skip
 
     def take_snapshots(self) -> tuple[pd.DataFrame, bool]:
         """The run's routing snapshots read since the last call, and whether they are all of them.
@@ -147,3 +148,8 @@ class RunPartialsFeed:
 
 def _frame(rows: pa.Table | None, columns: list[str]) -> pd.DataFrame:
     return rows.to_pandas() if rows is not None else pd.DataFrame(columns=columns)
+
+
+def _of_window(rows: pd.DataFrame, start: int, width: int) -> pd.DataFrame:
+    starts = rows["window_start_ms"]
+    return rows[(starts >= start) & (starts < start + width)]
