@@ -4,7 +4,7 @@
    its own, on a broker of its own. Its step lines
    (:mod:`pipelines.steps`) give each step's duration.
 2. N kills, spread over the steps in data-flow order (bronze landing, silver
-   routing, workers, gold refresh and, with data-quality gates, each gate; the
+   routing and workers, gold refresh and, with data-quality gates, each gate; the
    join and its gold refresh). Kill i starts the same command on a second
    warehouse and broker, waits for its target step to start, waits a seeded random delay
    within the step's reference duration, then freezes and SIGKILLs the whole job

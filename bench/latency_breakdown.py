@@ -3,20 +3,19 @@
 A streaming query's checkpoint records each micro-batch: ``offsets/<n>`` is
 written once the batch's end offsets are chosen and ``commits/<n>`` once its
 sink has committed, so their modification times are when batch ``n`` started
-and finished. The Delta logs of ``bronze.raw_events`` and ``silver.routed`` say
-which version each batch of their query committed (its application
-transaction), and a downstream query's offsets say up to which upstream version
-each of its batches read. Following every message through them splits its
-produce-to-gold latency into consecutive segments that add up to it:
+and finished. The Delta logs of ``bronze.raw_events`` and
+``silver.worker_windows`` say which version each batch of their query
+committed (its application transaction), and the silver query's offsets say up
+to which bronze version each of its batches read. Following every message
+through them splits its produce-to-gold latency into consecutive segments that
+add up to it:
 
 - ``kafka``: sent, until the bronze batch that reads it starts;
 - ``bronze``: that batch (read Kafka, land Parquet, commit);
-- ``silver_wait``, ``silver``: until the routing batch that reads that bronze
-  version starts, and that batch;
-- ``workers_wait``, ``workers``: likewise for the workers' query and the
-  ``silver.routed`` version the routing batch committed;
-- ``gold_wait``, ``gold``: until the gold refresh that covers that routed
-  version starts, and the refresh.
+- ``silver_wait``, ``silver``: until the silver batch that reads that bronze
+  version starts, and that batch (route, serve in the workers' queues, commit);
+- ``gold_wait``, ``gold``: until the gold refresh that covers the
+  ``silver.worker_windows`` version that batch committed starts, and the refresh.
 """
 
 from __future__ import annotations
@@ -33,10 +32,9 @@ if TYPE_CHECKING:
     from core.warehouse import Warehouse
     from pipelines.continuous import GoldRefresh
 
-__all__ = ["SEGMENTS", "latency_breakdown", "refreshed_routed_versions"]
+__all__ = ["SEGMENTS", "latency_breakdown", "refreshed_windows_versions", "routed_versions"]
 
-SEGMENTS = ("kafka", "bronze", "silver_wait", "silver", "workers_wait", "workers", "gold_wait",
-            "gold")  # fmt: skip
+SEGMENTS = ("kafka", "bronze", "silver_wait", "silver", "gold_wait", "gold")
 
 
 @dataclass(frozen=True)
@@ -77,25 +75,33 @@ def _committed_versions(table: str, app_id: str, batch_ids: np.ndarray) -> np.nd
     return np.array([versions.get(int(b), -1) for b in batch_ids])
 
 
-def refreshed_routed_versions(warehouse: Warehouse, run_id: str) -> list[int]:
-    """Per gold refresh of the run, in order: the ``silver.routed`` version it covered.
+def refreshed_windows_versions(warehouse: Warehouse, run_id: str) -> list[int]:
+    """Per gold refresh of the run, in order: the ``silver.worker_windows`` version it was built from.
 
-    A refresh's last write, to ``gold.distribution_metrics``, records the
-    ``silver.worker_windows`` version it was built from; that version holds the
-    workers' batches up to some batch, which had read ``silver.routed`` up to the
-    version its offsets name. Exact, where the workers' query's last progress,
-    read just before a refresh, can lag a batch that the refresh already holds.
+    A refresh's last write, to ``gold.distribution_metrics``, records that version
+    as its application transaction. Exact, where the version read just before a
+    refresh can lag a batch that the refresh already holds.
     """
-    windows = _transactions(warehouse.table_uri("gold", "distribution_metrics"),
-                            f"gold-refresh-{run_id}")  # fmt: skip
-    workers = _batches(warehouse.checkpoint(f"{run_id}-workers"))
-    batch_of = _transactions(warehouse.table_uri("silver", "worker_windows"), f"{run_id}-workers")
-    routed_end = dict(zip(workers.ids.tolist(), _version_ends(workers).tolist(), strict=True))
-    covered = []
-    for version in (windows[v] for v in sorted(windows)):
-        batches = [b for v, b in batch_of.items() if v <= version and b in routed_end]
-        covered.append(max((routed_end[b] for b in batches), default=-1))
-    return covered
+    built = _transactions(warehouse.table_uri("gold", "distribution_metrics"),
+                          f"gold-refresh-{run_id}")  # fmt: skip
+    return [built[v] for v in sorted(built)]
+
+
+def routed_versions(warehouse: Warehouse, run_id: str, windows_versions: Sequence[int]) -> list[int]:
+    """The ``silver.routed`` version that holds what each ``silver.worker_windows`` version holds.
+
+    Both tables record the silver query's batches (routed first); -1 where a
+    windows version holds no batch of the run.
+    """
+    app_id = f"{run_id}-silver"
+    batch_of = _transactions(warehouse.table_uri("silver", "worker_windows"), app_id)
+    routed_of = {batch: version for version, batch in
+                 _transactions(warehouse.table_uri("silver", "routed"), app_id).items()}  # fmt: skip
+    out = []
+    for version in windows_versions:
+        batches = [b for v, b in batch_of.items() if v <= version and b in routed_of]
+        out.append(routed_of[max(batches)] if batches else -1)
+    return out
 
 
 def _first_reaching(ends: np.ndarray, needed: np.ndarray) -> np.ndarray:
@@ -119,33 +125,34 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
         offset: its offset.
         sent_s: its send time (epoch seconds).
         refreshes: the run's gold refreshes, in order, each with the
-            ``silver.routed`` version it covered (:func:`refreshed_routed_versions`).
+            ``silver.worker_windows`` version it covered (:func:`refreshed_windows_versions`).
 
     Returns:
         ``messages`` followed to gold, per segment its ``mean``, ``p50`` and ``p99``,
         its ``share`` of the mean latency and its mean over the last quarter of the
         messages sent, and per query (and gold) its batches and their median seconds.
     """
-    queries = {name: _batches(warehouse.checkpoint(f"{run_id}-{name}"))
-               for name in ("bronze", "silver", "workers")}  # fmt: skip
-    bronze, silver, workers = queries["bronze"], queries["silver"], queries["workers"]
+    bronze = _batches(warehouse.checkpoint(f"{run_id}-bronze"))
+    silver = _batches(warehouse.checkpoint(f"{run_id}-silver"))
     # Bronze: the first batch whose end offset in the message's partition passes it.
     first_bronze = np.full(len(offset), len(bronze.ids))
     for p in np.unique(partition):
         rows = partition == p
         ends = np.array([int(end.get(str(p), 0)) for end in bronze.ends])
         first_bronze[rows] = _first_reaching(ends, offset[rows] + 1)
-    stages = [(bronze, first_bronze)]
-    tables = {"bronze": ("bronze", "raw_events"), "silver": ("silver", "routed")}
-    for upstream, query in (("bronze", silver), ("silver", workers)):
-        done, batch = queries[upstream], stages[-1][1]
-        versions = _committed_versions(warehouse.table_uri(*tables[upstream]),
-                                       f"{run_id}-{upstream}", done.ids)  # fmt: skip
-        # The upstream version that holds the message (-1: not followed that far).
-        needed = np.where(batch < len(done.ids), versions[np.minimum(batch, len(done.ids) - 1)], -1)
-        found = _first_reaching(_version_ends(query), needed)
-        stages.append((query, np.where(needed >= 0, found, len(query.ids))))
-    covered = np.array([r.silver_version if r.silver_version is not None else -1
+    # Silver: the first batch that read the bronze version holding the message.
+    landed = _committed_versions(warehouse.table_uri("bronze", "raw_events"), f"{run_id}-bronze",
+                                 bronze.ids)  # fmt: skip
+    read = np.where(first_bronze < len(bronze.ids),
+                    landed[np.minimum(first_bronze, len(bronze.ids) - 1)], -1)  # fmt: skip
+    first_silver = np.where(read >= 0, _first_reaching(_version_ends(silver), read), len(silver.ids))
+    stages = [(bronze, first_bronze), (silver, first_silver)]
+    # Gold: the first refresh whose worker windows hold that silver batch.
+    served = _committed_versions(warehouse.table_uri("silver", "worker_windows"),
+                                 f"{run_id}-silver", silver.ids)  # fmt: skip
+    needed = np.where(first_silver < len(silver.ids),
+                      served[np.minimum(first_silver, len(silver.ids) - 1)], -1)  # fmt: skip
+    covered = np.array([r.windows_version if r.windows_version is not None else -1
                         for r in refreshes])  # fmt: skip
     gold = np.where(needed >= 0, _first_reaching(covered, needed), len(refreshes))
     followed = gold < len(refreshes)
@@ -172,6 +179,6 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
             "segments_s": {name: summary(values) for name, values in segments.items()},
             "batches": {**{name: {"count": len(q.ids),
                                   "median_s": round(float(np.median(q.done - q.started)), 2)}
-                           for name, q in queries.items()},
+                           for name, q in (("bronze", bronze), ("silver", silver))},
                         "gold": {"count": len(refreshes), "median_s": round(float(np.median(
                             [r.finished_at - r.started_at for r in refreshes])), 2)}}}  # fmt: skip

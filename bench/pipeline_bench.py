@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from bench.console import configure_logging, publish
 from bench.driver_io import counting_driver_bytes
-from bench.latency_breakdown import latency_breakdown, refreshed_routed_versions
+from bench.latency_breakdown import latency_breakdown, refreshed_windows_versions, routed_versions
 from bench.peers.quix import peers_python
 from bench.peers.run import run_peers
 from bench.procfs import ProcessSampler, wait_until_idle
@@ -156,12 +156,14 @@ def _reached_gold(warehouse: Warehouse, run_id: str, refreshes: list[GoldRefresh
     from deltalake import DeltaTable
 
     path = str(warehouse.table_uri("silver", "routed"))
-    covered: dict[int, dict[int, int]] = {}
+    windows = [r.windows_version for r in refreshes if r.windows_version is not None]
+    routed = dict(zip(windows, routed_versions(warehouse, run_id, windows), strict=True))
+    covered: dict[int, dict[int, int]] = {-1: {}}
     result = []
     for refresh in refreshes:
-        version = refresh.silver_version
-        if version is None:
+        if refresh.windows_version is None:
             continue
+        version = routed[refresh.windows_version]
         if version not in covered:
             rows = DeltaTable(path, version=version).to_pyarrow_table(columns=["run_id", "partition", "offset"])
             rows = rows.filter(pc.equal(rows["run_id"], run_id))
@@ -274,11 +276,11 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
     processes.stop()
     producer.join()
     seconds = refreshes[-1].finished_at - sent_from[0]
-    covered = refreshed_routed_versions(warehouse, run_id)
+    covered = refreshed_windows_versions(warehouse, run_id)
     if len(covered) == len(refreshes):  # each refresh's coverage as gold recorded it
-        refreshes = [replace(r, silver_version=v) for r, v in zip(refreshes, covered, strict=True)]
+        refreshes = [replace(r, windows_version=v) for r, v in zip(refreshes, covered, strict=True)]
     else:
-        logger.warning("%d gold commits for %d refreshes: coverage from the workers' progress",
+        logger.warning("%d gold commits for %d refreshes: coverage from the versions seen before each refresh",
                        len(covered), len(refreshes))  # fmt: skip
     reached = _reached_gold(warehouse, run_id, refreshes)
     partition, offset, sent_ms = _bronze_messages(warehouse, run_id)

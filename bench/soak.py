@@ -1,7 +1,7 @@
 """Soak: a pipeline runs for many minutes at a steady input rate; memory per process kind.
 
 ``--pipeline grouping``: the continuous medallion pipeline (``dkg run --continuous``:
-bronze, silver and the workers' queries side by side, gold refreshed every few
+bronze and silver queries side by side, gold refreshed every few
 seconds) reads a ZIPF topic that a producer process fills at ``--rate`` msg/s.
 ``--pipeline join``: the join's streaming query reads two topics that a producer
 process fills with generated join records at ``--rate`` msg/s (both topics

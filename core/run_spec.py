@@ -26,4 +26,3 @@ class RunSpec:
     process_ms: float = 1.0
     speed: float = 1.0
     silver_max_bytes_per_trigger: int = 48 << 20
-    windows_max_files_per_trigger: int = 8

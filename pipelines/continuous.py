@@ -1,8 +1,8 @@
 """Continuous mode: the medallion's queries run side by side while messages arrive.
 
-The bronze, silver and workers' queries run at once on processing-time
-triggers, each from its own checkpoint, and gold is refreshed from what silver
-holds as soon as the workers' query commits a micro-batch. Sinks are the finite
+The bronze and silver queries run at once on processing-time triggers, each
+from its own checkpoint, and gold is refreshed from what silver holds as soon
+as the silver query commits a micro-batch. Sinks are the finite
 run's (idempotent per micro-batch), so stopping at any point and resuming, in
 either mode, loses and repeats nothing.
 A query starts once its input table exists (the previous stage's first batch).
@@ -10,7 +10,6 @@ A query starts once its input table exists (the previous stage's first batch).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -31,40 +30,31 @@ __all__ = ["GoldRefresh", "run_continuous"]
 logger = logging.getLogger(__name__)
 
 _POLL_S = 0.1
-"""How often the driver looks for a new micro-batch of the workers' query: a refresh
+"""How often the driver looks for a new micro-batch of the silver query: a refresh
 on the clock instead waited a second on average (measured, docs/benchmarks.md)."""
 
 
 @dataclass(frozen=True)
 class GoldRefresh:
-    """One gold refresh: when it ran, and how far the worker windows had read silver.
+    """One gold refresh: when it ran, and how far silver was when it began.
 
     Attributes:
         started_at: wall-clock time (``time.time()``) the refresh began.
         finished_at: wall-clock time the refresh finished.
-        silver_version: the ``silver.routed`` version the workers' query had
-            processed when the refresh began; everything up to it is in gold.
+        windows_version: the ``silver.worker_windows`` version when the refresh
+            began; everything up to it is in gold.
         tuples: the run's routed tuples gold holds after the refresh.
     """
 
     started_at: float
     finished_at: float
-    silver_version: int | None
+    windows_version: int | None
     tuples: int
 
 
-def _processed_version(query: StreamingQuery | None) -> int | None:
-    progress = query.lastProgress if query is not None else None
-    if progress is None or not progress.sources:
-        return None
-    end = progress.sources[0].endOffset
-    end = json.loads(end) if isinstance(end, str) else end  # offsets arrive as JSON text
-    return int(end["version"]) if isinstance(end, dict) and "version" in end else None
-
-
-def _await_workers(backend: TableBackend, windows: str, seen: int | None,
+def _await_silver(backend: TableBackend, windows: str, seen: int | None,
                    timeout_s: float) -> int | None:  # fmt: skip
-    """The workers' table version once it has moved past ``seen``, or after ``timeout_s``.
+    """The worker windows' table version once it has moved past ``seen``, or after ``timeout_s``.
 
     The table's log is looked up (one file test), not the query's progress: a
     py4j round trip ten times a second would cost the driver more than the refreshes.
@@ -98,7 +88,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
             refresh.
         trigger_s: processing-time trigger of each query.
         gold_every_s: longest pause between gold refreshes (one also starts as soon
-            as the workers' query commits a micro-batch).
+            as the silver query commits a micro-batch).
         on_refresh: told about each gold refresh (latency measurement, progress).
 
     Returns:
@@ -115,16 +105,15 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
         while True:
             _start_ready_stages(run, queries, trigger_s)
             _raise_if_failed(queries)
-            windows_version = _await_workers(backend, windows, windows_version, gold_every_s)
+            windows_version = _await_silver(backend, windows, windows_version, gold_every_s)
             # Asked before the refresh, so the refresh that follows covers what it saw.
             last_round = finished()
             refresh_started = time.time()
-            silver_version = _processed_version(queries.get("workers"))
             # False: no worker windows yet, or nothing new since the last refresh.
             if refresh_gold(backend, warehouse, spec, time.monotonic() - started,
                             feed):  # fmt: skip
                 if on_refresh is not None:
-                    on_refresh(GoldRefresh(refresh_started, time.time(), silver_version,
+                    on_refresh(GoldRefresh(refresh_started, time.time(), windows_version,
                                            feed.partials.tuples))  # fmt: skip
             if last_round:
                 break

@@ -119,8 +119,7 @@ def _run_spec(request: JobRequest, run_id: str, name: str, params: dict[str, Any
                    worker_window_ms=run.worker_window_ms,
                    aggregation_window_ms=run.aggregation_window_ms,
                    process_ms=run.process_ms, speed=run.speed,
-                   silver_max_bytes_per_trigger=run.silver_max_bytes_per_trigger,
-                   windows_max_files_per_trigger=run.windows_max_files_per_trigger)  # fmt: skip
+                   silver_max_bytes_per_trigger=run.silver_max_bytes_per_trigger)  # fmt: skip
 
 
 def run_groupings(spark: Any, client: KafkaClient, request: JobRequest, warehouse: Warehouse,

@@ -30,17 +30,17 @@ from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.refresh import refresh_gold
 from pipelines.steps import job_step
-from silver.stage import ROUTING, WORKERS
+from silver.stage import SILVER
 
 __all__ = ["STAGES", "Source", "StageTimes", "run_finite"]
 
 logger = logging.getLogger(__name__)
 
-STAGES: tuple[StageDef, ...] = (BRONZE, ROUTING, WORKERS)
+STAGES: tuple[StageDef, ...] = (BRONZE, SILVER)
 """The run's streaming queries in data-flow order; each reads the previous one's output."""
 
 # What a finite run's data-quality gate checks once a stage is done.
-_LAYER_DONE = {"bronze": "bronze", "workers": "silver"}  # silver is whole with its workers' output
+_LAYER_DONE = {"bronze": "bronze", "silver": "silver"}
 
 Source = DataFrame | KafkaTopic
 """What bronze reads: a Kafka topic, or any streaming DataFrame with Kafka's columns."""

@@ -21,14 +21,24 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["BLOCK_ROWS", "BRONZE_BLOCKS_DDL", "ROUTED_BLOCKS_DDL", "bronze_blocks", "group_blocks",
-           "pack", "pack_table", "unpack"]  # fmt: skip
+__all__ = ["BLOCK_ROWS", "BRONZE_BLOCKS_DDL", "FILES", "ROUTED", "ROUTED_BLOCKS_ARROW",
+           "ROUTED_BLOCKS_DDL", "TUPLES", "bronze_blocks", "group_blocks", "pack", "pack_table",
+           "unpack"]  # fmt: skip
 
 BLOCK_ROWS = 50_000  # a few MB per block: well inside Arrow's 2 GB per binary column
 # Bronze rows of one splitter; ``splitter_group`` is the key silver groups by.
 BRONZE_BLOCKS_DDL = "splitter_group INT, splitter INT, rows LONG, block BINARY"
-# The routing step's output rows (``silver.schemas.ROUTED_ARROW``), packed.
-ROUTED_BLOCKS_DDL = "splitter INT, rows LONG, block BINARY"
+# The routing step's output, the workers' input: packed rows of a ``kind``, each
+# bound for the worker group (its grouping key) that reads or passes it on.
+ROUTED_BLOCKS_DDL = "worker_group INT, kind STRING, rows LONG, block BINARY"
+ROUTED_BLOCKS_ARROW = pa.schema([("worker_group", pa.int32()), ("kind", pa.string()),
+                                 ("rows", pa.int64()), ("block", pa.binary())])  # fmt: skip
+TUPLES = "tuples"
+"""One worker's routed tuples (``silver.workers.WORKER_INPUT_ARROW``)."""
+ROUTED = "routed"
+"""A splitter's routing output (``silver.schemas.ROUTED_ARROW``), for the silver tables."""
+FILES = "files"
+"""Files a step wrote in its task (``core.tables.task_files.TASK_FILES_ARROW``), to commit."""
 
 
 def pack(batch: pa.RecordBatch | pa.Table) -> bytes:

@@ -9,7 +9,7 @@ worker -1 so the writer can account for every bronze message in one batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,10 +17,12 @@ import pandas as pd
 import pyarrow as pa
 
 from core.gc_pause import gc_paused
-from silver.blocks import pack_table, unpack
+from core.tables.task_files import TaskLanding, streaming_batch_id
+from silver.blocks import FILES, ROUTED, pack_table, unpack
 from silver.groupings.registry import grouping_class
 from silver.parsing import parse_raw_events
-from silver.schemas import ROUTED_ARROW
+from silver.schemas import ROUTED_ARROW, split_routed
+from silver.workers import tuples_by_worker
 
 __all__ = ["ROUTED_COLUMNS", "route_blocks_with_state", "route_splitter_rows", "snapshot_row"]
 
@@ -61,12 +63,20 @@ def snapshot_row(rows: pd.DataFrame, snapshot: bytes) -> pd.DataFrame:
 def route_blocks_with_state(
     key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any, source_type: str,
     splitters: int, grouping: str, workers: int, params: dict[str, Any],
+    worker_keys: Sequence[int], land: TaskLanding | None,
 ) -> Iterator[pd.DataFrame]:  # fmt: skip
     """``applyInPandasWithState`` adapter: one splitter's packed bronze rows, parsed and routed.
 
-    Takes ``BRONZE_BLOCKS_DDL`` rows (``silver.blocks``) and yields
-    ``ROUTED_BLOCKS_DDL`` rows: the routed tuples, quarantined messages and the
-    snapshot record, packed. The state row holds the grouping snapshot.
+    Takes ``BRONZE_BLOCKS_DDL`` rows and yields ``ROUTED_BLOCKS_DDL`` rows
+    (``silver.blocks``): the routed tuples packed per worker, for the workers'
+    step, and the splitter's routed tuples, quarantined messages and snapshot
+    record, bound for the silver tables (through the workers' step, which passes
+    them on). The state row holds the grouping snapshot.
+
+    Args:
+        worker_keys: the workers' grouping keys.
+        land: write the silver tables' files here and pass on their file rows
+            (delta-rs); None passes the rows on, packed.
     """
     with gc_paused():
         blocks = pd.concat(list(frames), ignore_index=True)
@@ -78,8 +88,15 @@ def route_blocks_with_state(
             pa.Table.from_pandas(frame, schema=ROUTED_ARROW, preserve_index=False)
             for frame in (routed, snapshot_row(rows, snapshot))
         )
-        packed = pack_table(table)
+        splitter = int(blocks["splitter"].iloc[0])
+        if land is not None:
+            files = pa.table(land(split_routed(table), streaming_batch_id(), splitter))
+            own = [(FILES, files.num_rows, block) for block in pack_table(files)]
+        else:
+            own = [(ROUTED, table.num_rows, block) for block in pack_table(table)]
+        per_worker = tuples_by_worker(table, worker_keys).to_pandas()
     state.update((snapshot,))
-    splitter = int(blocks["splitter"].iloc[0])
-    yield pd.DataFrame({"splitter": [splitter] * len(packed),
-                        "rows": [table.num_rows] * len(packed), "block": packed})  # fmt: skip
+    # The splitter's own output rides with one worker's tuples: any group would do.
+    passed = pd.DataFrame(own, columns=["kind", "rows", "block"])
+    passed.insert(0, "worker_group", worker_keys[splitter % workers])
+    yield pd.concat([passed, per_worker], ignore_index=True)

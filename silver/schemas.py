@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["BRONZE_INPUT", "ROUTED_ARROW", "ROUTING_STATE_DDL"]
+__all__ = ["BRONZE_INPUT", "QUARANTINE_ARROW", "ROUTED_ARROW", "ROUTED_TABLE_ARROW",
+           "ROUTED_TABLE_COLUMNS", "ROUTING_STATE_DDL", "ROUTING_TARGETS", "SNAPSHOTS_ARROW", "split_routed"]  # fmt: skip
 
 # What parsing needs of a bronze row; the Kafka key and topic stay in bronze.
 BRONZE_INPUT = ("run_id", "partition", "offset", "timestamp", "value")
@@ -22,3 +24,28 @@ ROUTED_ARROW = pa.schema([
 ])  # fmt: skip
 # The grouping's snapshot rides in the applyInPandasWithState state row.
 ROUTING_STATE_DDL = "grouping_state BINARY"
+
+# The silver tables the routing step's rows go to.
+ROUTED_TABLE_COLUMNS = ["run_id", "splitter", "partition", "offset", "tuple_index", "key", "count",
+                        "event_time_ms", "worker"]  # fmt: skip
+ROUTED_TABLE_ARROW = pa.schema([ROUTED_ARROW.field(name) for name in ROUTED_TABLE_COLUMNS])
+QUARANTINE_ARROW = pa.schema([ROUTED_ARROW.field(name) for name in
+                              ("run_id", "partition", "offset", "error", "payload")])  # fmt: skip
+SNAPSHOTS_ARROW = pa.schema([ROUTED_ARROW.field("run_id"), ROUTED_ARROW.field("splitter"),
+                             ROUTED_ARROW.field("event_time_ms"), pa.field("state", pa.binary())])  # fmt: skip
+
+ROUTING_TARGETS = {"routed": ("tuple", ROUTED_TABLE_ARROW),
+                   "quarantine": ("quarantine", QUARANTINE_ARROW),
+                   "snapshots": ("snapshot", SNAPSHOTS_ARROW)}  # fmt: skip
+"""Each routing output table (target name): the record kind it holds, and its schema."""
+
+
+def split_routed(rows: pa.Table) -> dict[str, pa.Table]:
+    """The routing step's rows (``ROUTED_ARROW``) as each routing target's rows."""
+    out = {}
+    for target, (kind, schema) in ROUTING_TARGETS.items():
+        part = rows.filter(pc.equal(rows["record"], kind))
+        if target == "snapshots":
+            part = part.rename_columns({"payload": "state"})
+        out[target] = part.select(schema.names).cast(schema)
+    return out

@@ -1,18 +1,23 @@
-"""Silver's micro-batch writer: routed tuples, quarantined messages and snapshots, exactly once.
+"""Silver's micro-batch writer: the workers serve the batch, then six tables take it, exactly once.
 
-The routing step's packed output is split into ``silver.routed``,
-``silver.quarantine`` and ``silver.routing_snapshots``. With delta-rs the
-tasks that route write the three tables' files themselves and the driver
-commits only their names (:mod:`core.tables.task_files`); with delta-spark the
-rows are appended natively, by the executors too. Each table records the batch
-id under the query's application id, so a batch replayed after a crash between
-two commits completes the missing ones only.
+The silver query's streaming plan routes (``silver.stream.route_blocks``); its
+``foreachBatch`` serves the routed tuples in the workers' queues
+(``silver.stream.serve_workers``) and commits, in this order,
+``silver.routed``, ``silver.quarantine``, ``silver.routing_snapshots``,
+``silver.worker_latency``, ``silver.worker_queues`` and, last,
+``silver.worker_windows`` (gold watches it: a reader that sees a batch there
+finds it everywhere). With delta-rs the routing and the workers' tasks wrote
+the tables' files themselves (:class:`core.tables.task_files.TaskLanding`) and
+the driver commits only their names; with delta-spark the rows arrive packed
+and are appended natively, by the executors too. Each table records the batch
+id under the query's application id, so a batch replayed after a crash
+between two commits completes the missing ones only.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,95 +26,114 @@ import pyarrow.compute as pc
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from core.profiling import timed
 from core.storage import Storage
-from core.tables.base import TableBackend, TablePath
+from core.tables.base import TableBackend
 from core.tables.delta_rs import DeltaRsBackend
 from core.tables.sink import BatchWriter, written_everywhere
-from core.tables.task_files import task_file_name, task_files_writer, write_task_files
-from silver.blocks import unpack
-from silver.schemas import ROUTED_ARROW
+from core.tables.task_files import TASK_FILES_ARROW, TaskLanding, commit_task_files
+from silver.blocks import FILES, ROUTED, unpack
+from silver.schemas import ROUTED_ARROW, ROUTING_TARGETS
+from silver.stream import serve_workers
+from silver.worker_queues import WORKER_QUEUES_ARROW, WorkerQueues
+from silver.workers import PARTIAL_TARGETS, QUEUE, QUEUE_ARROW, WorkerServing
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["QUARANTINE_ARROW", "ROUTED_TABLE_ARROW", "ROUTED_TABLE_COLUMNS", "SNAPSHOTS_ARROW",
-           "SilverTables", "silver_batch_writer", "split_routed"]  # fmt: skip
-
-ROUTED_TABLE_COLUMNS = ["run_id", "splitter", "partition", "offset", "tuple_index", "key", "count",
-                        "event_time_ms", "worker"]  # fmt: skip
-ROUTED_TABLE_ARROW = pa.schema([ROUTED_ARROW.field(name) for name in ROUTED_TABLE_COLUMNS])
-QUARANTINE_ARROW = pa.schema([ROUTED_ARROW.field(name) for name in
-                              ("run_id", "partition", "offset", "error", "payload")])  # fmt: skip
-SNAPSHOTS_ARROW = pa.schema([ROUTED_ARROW.field("run_id"), ROUTED_ARROW.field("splitter"),
-                             ROUTED_ARROW.field("event_time_ms"), pa.field("state", pa.binary())])  # fmt: skip
-
-# Each table: the routing output's record kind it holds, and its schema.
-_KINDS = {"routed": ("tuple", ROUTED_TABLE_ARROW), "quarantine": ("quarantine", QUARANTINE_ARROW),
-          "snapshots": ("snapshot", SNAPSHOTS_ARROW)}  # fmt: skip
+__all__ = ["SilverTables", "silver_batch_writer"]
 
 
 @dataclass(frozen=True)
 class SilverTables:
-    """Where the routing step's output goes (table URIs)."""
+    """Where the silver query's output goes (table URIs)."""
 
     routed: str
     quarantine: str
     snapshots: str
+    latency: str
+    queues: str
+    windows: str
 
-    def by_target(self) -> dict[str, str]:
-        """Target name (``routed``, ``quarantine``, ``snapshots``) -> table."""
-        return {"routed": self.routed, "quarantine": self.quarantine, "snapshots": self.snapshots}
+    def routing_landing(self, storage: Storage, app_id: str) -> TaskLanding:
+        """Where the routing step's tasks write their tables' files."""
+        return TaskLanding(storage, {t: getattr(self, t) for t in ROUTING_TARGETS}, app_id)
 
+    def partials_landing(self, storage: Storage, app_id: str) -> TaskLanding:
+        """Where the workers' tasks write their partials' files."""
+        return TaskLanding(storage, {t: getattr(self, t) for t in PARTIAL_TARGETS}, app_id)
 
-def split_routed(rows: pa.Table) -> dict[str, pa.Table]:
-    """The routing step's rows (``ROUTED_ARROW``) as each silver table's rows."""
-    out = {}
-    for target, (kind, schema) in _KINDS.items():
-        part = rows.filter(pc.equal(rows["record"], kind))
-        if target == "snapshots":
-            part = part.rename_columns({"payload": "state"})
-        out[target] = part.select(schema.names).cast(schema)
-    return out
-
-
-def _write_routed_files(batches: Iterator[pa.RecordBatch], storage: Storage,
-                        tables: Mapping[str, str], app_id: str,
-                        batch_id: int) -> Iterator[pa.RecordBatch]:  # fmt: skip
-    blocks = [block for batch in batches for block in batch.column("block").to_pylist()]
-    if blocks:
-        parts = split_routed(unpack(blocks, ROUTED_ARROW))
-        outputs = {target: (tables[target], parts[target]) for target in tables}
-        yield write_task_files(storage, outputs, task_file_name(app_id, batch_id))
+    def files_tables(self) -> dict[str, str]:
+        """The tables whose files the tasks write (target -> table), in commit order."""
+        return {t: getattr(self, t) for t in (*ROUTING_TARGETS, *PARTIAL_TARGETS)}
 
 
-def _unpacked_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _schemas() -> dict[str, pa.Schema]:
+    return {**{t: schema for t, (_, schema) in ROUTING_TARGETS.items()}, **PARTIAL_TARGETS,
+            "queues": WORKER_QUEUES_ARROW}  # fmt: skip
+
+
+def _unpacked(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         if batch.num_rows:
-            yield from unpack(batch.column("block").to_pylist(), ROUTED_ARROW).to_batches()
+            yield from unpack(batch.column("block").to_pylist(), schema).to_batches()
 
 
-def silver_batch_writer(backend: TableBackend, storage: Storage, tables: SilverTables,
-                        app_id: str) -> BatchWriter:  # fmt: skip
-    """The ``foreachBatch`` function of the silver query (``ROUTED_BLOCKS_DDL`` rows)."""
-    paths: dict[str, TablePath] = dict(tables.by_target())
+def silver_batch_writer(backend: TableBackend, tables: SilverTables, app_id: str,
+                        serving: WorkerServing) -> BatchWriter:  # fmt: skip
+    """The ``foreachBatch`` function of the silver query (``ROUTED_BLOCKS_DDL`` rows).
+
+    With delta-rs, the query's routing and ``serving`` must land their files
+    (their ``landing``, with this ``app_id``); otherwise they pass rows on, packed.
+    """
+    tables_in_order = [*tables.files_tables().values(), tables.queues]
+    queues = WorkerQueues(backend, tables.queues, serving.run_id)
     if isinstance(backend, DeltaRsBackend):
-        for target, (_, schema) in _KINDS.items():
-            backend.create_if_missing(paths[target], schema)
+        for target, schema in _schemas().items():
+            backend.create_if_missing(getattr(tables, target), schema)
+
+    def commit_files(df: DataFrame, batch_id: int) -> None:
+        assert isinstance(backend, DeltaRsBackend)  # noqa: S101 - chosen below
+        if written_everywhere(backend, tables_in_order, app_id, batch_id):
+            return  # a replay of a batch already in every table
+        served = serve_workers(df, serving, queues.before(batch_id), batch_id)
+        with timed("collect"):  # the whole plan runs in the tasks; file names come back
+            rows = served.collect()
+        packed = {kind: [row["block"] for row in rows if row["kind"] == kind] for kind in (FILES, QUEUE)}
+        files = unpack(packed[FILES], TASK_FILES_ARROW)
+        files_tables = tables.files_tables()
+        windows = files_tables.pop("windows")
+        commit_task_files(backend, files_tables,
+                          files.filter(pc.invert(pc.equal(files["target"], "windows"))).to_pylist(),
+                          app_id, batch_id)  # fmt: skip
+        queues.record(batch_id, unpack(packed[QUEUE], QUEUE_ARROW), app_id)
+        commit_task_files(backend, {"windows": windows},
+                          files.filter(pc.equal(files["target"], "windows")).to_pylist(), app_id,
+                          batch_id)  # fmt: skip
 
     def write_natively(df: DataFrame, batch_id: int) -> None:
-        if written_everywhere(backend, list(paths.values()), app_id, batch_id):
+        if written_everywhere(backend, tables_in_order, app_id, batch_id):
             return
-        rows = df.mapInArrow(_unpacked_rows, from_arrow_schema(ROUTED_ARROW)).persist()
+        packed = serve_workers(df, serving, queues.before(batch_id), batch_id).persist()
         try:
-            for target, (kind, schema) in _KINDS.items():
+            rows = packed.where(F.col("kind") == ROUTED).mapInArrow(
+                functools.partial(_unpacked, schema=ROUTED_ARROW), from_arrow_schema(ROUTED_ARROW))
+            for target, (kind, schema) in ROUTING_TARGETS.items():
                 part = rows.where(F.col("record") == kind)
                 if target == "snapshots":
                     part = part.withColumnRenamed("payload", "state")
-                backend.append(paths[target], part.select(*schema.names), app_id, batch_id)
+                backend.append(getattr(tables, target), part.select(*schema.names), app_id, batch_id)
+            latency = packed.where(F.col("kind") == "latency").mapInArrow(
+                functools.partial(_unpacked, schema=PARTIAL_TARGETS["latency"]),
+                from_arrow_schema(PARTIAL_TARGETS["latency"]))  # fmt: skip
+            backend.append(tables.latency, latency, app_id, batch_id)
+            served = [row["block"] for row in packed.where(F.col("kind") == QUEUE).collect()]
+            queues.record(batch_id, unpack(served, QUEUE_ARROW), app_id)
+            windows = packed.where(F.col("kind") == "windows").mapInArrow(
+                functools.partial(_unpacked, schema=PARTIAL_TARGETS["windows"]),
+                from_arrow_schema(PARTIAL_TARGETS["windows"]))  # fmt: skip
+            backend.append(tables.windows, windows, app_id, batch_id)
         finally:
-            rows.unpersist()
+            packed.unpersist()
 
-    if isinstance(backend, DeltaRsBackend):
-        write = functools.partial(_write_routed_files, storage=storage, tables=paths, app_id=app_id)
-        return task_files_writer(backend, paths, app_id, write)
-    return write_natively
+    return commit_files if isinstance(backend, DeltaRsBackend) else write_natively

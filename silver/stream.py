@@ -1,19 +1,23 @@
-"""Silver's Spark glue: bronze rows, parsed and routed per splitter with state.
+"""Silver's Spark glue: bronze rows, parsed and routed per splitter, served per worker, with state.
 
-Thin on purpose: the parsing and the routing are the pure functions in
-``silver.parsing`` and ``silver.routing``, the same objects ``dkg simulate`` uses.
-A message's splitter follows from its Kafka partition alone, so parsing runs
-inside the stateful step: one Python hop per micro-batch instead of two. Rows
-cross Spark packed per splitter (``silver.blocks``): :func:`read_bronze_blocks`
-packs them as bronze files are read, :func:`route_stream` packs any row stream.
+Thin on purpose: the parsing, the routing and the workers are the pure
+functions in ``silver.parsing``, ``silver.routing`` and ``silver.workers``, the
+same objects ``dkg simulate`` uses. A message's splitter follows from its Kafka
+partition alone, so parsing runs inside the routing step: one Python hop per
+micro-batch instead of two. Rows cross Spark packed (``silver.blocks``): per
+splitter into the routing (:func:`read_bronze_blocks` packs them as bronze
+files are read, :func:`route_stream` packs any row stream), per worker from
+the routing into the workers' step (:func:`serve_workers`, run by the query's
+``foreachBatch``: a query may hold one ``applyInPandasWithState`` only).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.state import GroupStateTimeout
@@ -22,12 +26,14 @@ from core.spark.input_rows import observe_input_rows
 from core.spark.placement import spread_group_keys
 from core.spark.sources import bind_source
 from core.storage import Storage
+from core.tables.task_files import TaskLanding
 from silver.blocks import BRONZE_BLOCKS_DDL, ROUTED_BLOCKS_DDL, bronze_blocks
 from silver.bronze_source import BronzeBlocksSource
 from silver.routing import route_blocks_with_state
 from silver.schemas import BRONZE_INPUT, ROUTING_STATE_DDL
+from silver.workers import WORKER_OUTPUT_DDL, QueueState, WorkerServing, serve_worker_group
 
-__all__ = ["BRONZE_INPUT", "read_bronze_blocks", "route_blocks", "route_stream",
+__all__ = ["BRONZE_INPUT", "read_bronze_blocks", "route_blocks", "route_stream", "serve_workers",
            "splitter_group_keys"]  # fmt: skip
 
 
@@ -61,22 +67,26 @@ def _pack_rows(batches: Iterator[pa.RecordBatch], splitters: int,
 
 
 def route_blocks(blocks: DataFrame, source_type: str, splitters: int, grouping: str,
-                 workers: int, params: dict[str, Any]) -> DataFrame:  # fmt: skip
+                 workers: int, params: dict[str, Any], worker_keys: Sequence[int],
+                 land: TaskLanding | None = None) -> DataFrame:  # fmt: skip
     """``groupBy(splitter).applyInPandasWithState``: each splitter owns a grouping instance.
 
-    ``blocks``: ``BRONZE_BLOCKS_DDL`` rows. Returns ``ROUTED_BLOCKS_DDL`` rows holding
-    one row per parsed tuple with its worker, one quarantine row per unparseable
-    message, and one snapshot row per splitter and micro-batch (``ROUTED_ARROW``).
+    ``blocks``: ``BRONZE_BLOCKS_DDL`` rows. Returns ``ROUTED_BLOCKS_DDL`` rows: the
+    tuples packed per worker (for :func:`serve_workers`, grouped by ``worker_keys``)
+    and each splitter's routing output for the silver tables (landed as files by
+    ``land``, or packed; see :func:`silver.routing.route_blocks_with_state`).
     """
     route = functools.partial(route_blocks_with_state, source_type=source_type, splitters=splitters,
-                              grouping=grouping, workers=workers, params=dict(params))  # fmt: skip
+                              grouping=grouping, workers=workers, params=dict(params),
+                              worker_keys=list(worker_keys), land=land)  # fmt: skip
     return blocks.groupBy("splitter_group").applyInPandasWithState(
         route, ROUTED_BLOCKS_DDL, ROUTING_STATE_DDL, "append", GroupStateTimeout.NoTimeout
     )
 
 
 def route_stream(raw_events: DataFrame, source_type: str, splitters: int, grouping: str,
-                 workers: int, params: dict[str, Any],
+                 workers: int, params: dict[str, Any], worker_keys: Sequence[int],
+                 land: TaskLanding | None = None,
                  shuffle_partitions: int | None = None) -> DataFrame:  # fmt: skip
     """:func:`route_blocks` over any stream of bronze rows (packed here).
 
@@ -85,4 +95,25 @@ def route_stream(raw_events: DataFrame, source_type: str, splitters: int, groupi
     keys = splitter_group_keys(raw_events.sparkSession, splitters, shuffle_partitions)
     pack = functools.partial(_pack_rows, splitters=splitters, group_keys=keys)
     blocks = raw_events.select(*BRONZE_INPUT).mapInArrow(pack, BRONZE_BLOCKS_DDL)
-    return route_blocks(blocks, source_type, splitters, grouping, workers, params)
+    return route_blocks(blocks, source_type, splitters, grouping, workers, params, worker_keys,
+                        land)  # fmt: skip
+
+
+def serve_workers(routed: DataFrame, serving: WorkerServing, queues: Mapping[int, QueueState],
+                  batch_id: int) -> DataFrame:  # fmt: skip
+    """``groupBy(worker_group).applyInPandas``: each worker counts and queues its tuples.
+
+    Called in the query's ``foreachBatch`` with the micro-batch's routing output
+    (:func:`route_blocks`) and the workers' queues before it. Returns
+    ``WORKER_OUTPUT_DDL`` rows: the partials (landed as files by ``serving``, or
+    packed), each served worker's new queue, and the routing's rows for the
+    silver tables, passed on.
+    """
+    before = dict(queues)
+
+    # A function, not a partial: Spark reads a grouped function's type hints, and
+    # warns on every micro-batch when it cannot.
+    def serve(key: tuple[Any, ...], blocks: pd.DataFrame) -> pd.DataFrame:
+        return serve_worker_group(key, blocks, serving, before, batch_id)
+
+    return routed.groupBy("worker_group").applyInPandas(serve, WORKER_OUTPUT_DDL)

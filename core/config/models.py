@@ -69,7 +69,6 @@ class RunConfig(_Section):
     trigger_interval_s: float = _setting(1.0, "continuous mode: seconds between micro-batches of each query", gt=0)  # fmt: skip
     bronze_max_offsets_per_trigger: int = _setting(500_000, "Kafka messages per bronze micro-batch (bounds memory)", ge=1)  # fmt: skip
     silver_max_bytes_per_trigger: int = _setting(48 << 20, "bronze Parquet bytes per silver micro-batch, whole commits", ge=1)  # fmt: skip
-    windows_max_files_per_trigger: int = _setting(8, "silver.routed files per micro-batch of the workers, whole commits", ge=1)  # fmt: skip
     quality_gates: bool = _setting(True, "validate each layer with its data-quality suites as the job writes it")  # fmt: skip
 
 

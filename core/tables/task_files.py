@@ -6,17 +6,18 @@ query's ``foreachBatch`` collects those rows and commits each table's files in
 one Delta append that records the batch id (:meth:`DeltaRsBackend.add_files`).
 A file that no commit names is never read, so a task retried or a batch
 replayed after a crash only rewrites files: names follow from the application
-id, the batch id and the task's partition, and the plans are deterministic.
+id, the batch id and a part number the writing step owns (a Kafka range, a
+splitter, a worker), and the plans are deterministic.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -24,13 +25,11 @@ from core.profiling import timed
 from core.storage import Storage
 from core.tables.base import TablePath
 from core.tables.delta_rs import DataFile, DeltaRsBackend
-from core.tables.sink import BatchWriter, written_everywhere
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+__all__ = ["TASK_FILES_ARROW", "TASK_FILES_DDL", "TaskLanding", "commit_task_files",
+           "streaming_batch_id", "task_file_name", "write_task_files"]  # fmt: skip
 
-__all__ = ["TASK_FILES_ARROW", "TASK_FILES_DDL", "commit_task_files", "task_file_name",
-           "task_files_writer", "write_task_files"]  # fmt: skip
+_BATCH_ID_PROPERTY = "streaming.sql.batchId"  # MicroBatchExecution.BATCH_ID_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -40,18 +39,8 @@ TASK_FILES_ARROW = pa.schema([("target", pa.string()), ("name", pa.string()),
                               ("size", pa.int64()), ("rows", pa.int64())])  # fmt: skip
 
 
-def task_file_name(app_id: str, batch_id: int, part: int | None = None) -> str:
-    """The file name of this task's output for ``batch_id`` (same in every table's folder).
-
-    ``part``: the task's partition; None asks Spark's ``TaskContext`` (in a task).
-    """
-    if part is None:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        if context is None:
-            raise RuntimeError("task_file_name needs a partition outside a Spark task")
-        part = context.partitionId()
+def task_file_name(app_id: str, batch_id: int, part: int) -> str:
+    """The file name of part ``part`` of ``batch_id``'s output (same in every table's folder)."""
     # Readable, and unique per application id even when two ids sanitize alike.
     tag = re.sub(r"[^A-Za-z0-9_.-]+", "_", app_id)[:80]
     digest = hashlib.sha256(app_id.encode()).hexdigest()[:8]
@@ -85,7 +74,7 @@ def commit_task_files(backend: DeltaRsBackend, tables: Mapping[str, TablePath],
     Args:
         backend: the delta-rs backend (the tables must exist).
         tables: target name -> table.
-        rows: the collected :data:`TASK_FILES_DDL` rows.
+        rows: the :data:`TASK_FILES_DDL` rows (Spark rows or mappings).
         app_id: the query's application id.
         batch_id: the micro-batch; a table that already holds it is left alone.
 
@@ -94,7 +83,7 @@ def commit_task_files(backend: DeltaRsBackend, tables: Mapping[str, TablePath],
     """
     files: dict[str, list[DataFile]] = {target: [] for target in tables}
     for row in rows:
-        files[row.target].append(DataFile(row.name, row.size, row.rows))
+        files[row["target"]].append(DataFile(row["name"], row["size"], row["rows"]))
     with timed("delta_write"):
         for target, table in tables.items():
             backend.add_files(table, files[target], app_id, batch_id)
@@ -104,28 +93,42 @@ def commit_task_files(backend: DeltaRsBackend, tables: Mapping[str, TablePath],
     return committed
 
 
-TaskWriter = Callable[..., Iterator[pa.RecordBatch]]
-"""``mapInArrow`` function called with ``batch_id=``: writes a task's files, yields their rows."""
+def streaming_batch_id() -> int:
+    """The micro-batch a streaming query's task is computing (in a Spark task only).
+
+    Spark hands every task of a micro-batch the batch id as a local property, so a
+    step inside the streaming plan can name its files as the sink would.
+    """
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    batch = context.getLocalProperty(_BATCH_ID_PROPERTY) if context is not None else None
+    if batch is None:
+        raise RuntimeError("streaming_batch_id needs a task of a streaming query's micro-batch")
+    return int(batch)
 
 
-def task_files_writer(backend: DeltaRsBackend, tables: Mapping[str, TablePath], app_id: str,
-                      write_task: TaskWriter) -> BatchWriter:  # fmt: skip
-    """The ``foreachBatch`` function of a query whose tasks write its tables' files.
+@dataclass(frozen=True)
+class TaskLanding:
+    """Writes a streaming step's output tables from inside its tasks (delta-rs).
 
-    A batch that every table already holds is skipped before its tasks run;
-    otherwise ``write_task`` runs in the tasks and the driver commits the files.
+    Picklable: a step of the query calls it with its rows per target, the
+    micro-batch and a part number unique within it (a splitter, a worker); the
+    driver commits the returned file rows in the query's ``foreachBatch``.
+
+    Attributes:
+        storage: where the tables are.
+        tables: target name -> table URI.
+        app_id: the query's application id (it names the files).
     """
 
-    from pyspark.sql.pandas.types import from_arrow_schema
+    storage: Storage
+    tables: Mapping[str, str]
+    app_id: str
 
-    schema = from_arrow_schema(TASK_FILES_ARROW)  # not the DDL text: Spark would parse it per batch
-
-    def write_batch(df: DataFrame, batch_id: int) -> None:
-        if written_everywhere(backend, list(tables.values()), app_id, batch_id):
-            return  # a replay of a batch already in every table
-        write = functools.partial(write_task, batch_id=batch_id)
-        with timed("collect"):  # the whole plan runs in the tasks; file names come back
-            files = df.mapInArrow(write, schema).collect()
-        commit_task_files(backend, tables, files, app_id, batch_id)
-
-    return write_batch
+    def __call__(self, outputs: Mapping[str, pa.Table], batch_id: int,
+                 part: int) -> pa.RecordBatch:  # fmt: skip
+        """Write each non-empty output; one :data:`TASK_FILES_DDL` row per file."""
+        name = task_file_name(self.app_id, batch_id, part)
+        return write_task_files(self.storage, {target: (self.tables[target], rows)
+                                               for target, rows in outputs.items()}, name)  # fmt: skip

@@ -8,13 +8,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from pyspark.sql import functions as F
 
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from core.spark.placement import spread_group_keys
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, read_delta_stream
-from silver.blocks import unpack
+from silver.blocks import ROUTED, unpack
 from silver.groupings.registry import make_grouping
 from silver.schemas import ROUTED_ARROW
 from silver.stream import read_bronze_blocks, route_blocks, route_stream, splitter_group_keys
@@ -23,6 +24,7 @@ from tests.integration.waiting import await_query
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 PARTITIONS = 2
+WORKER_KEYS = spread_group_keys(5, PARTITIONS)  # the routing's tuples per worker: not read here
 
 
 def _bronze(path: Path, messages: int, commits: int) -> list[tuple[int, int, bytes, int]]:
@@ -55,12 +57,12 @@ def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: di
     if packed_on_read:  # the job's way: the read tasks pack the bronze files
         keys = splitter_group_keys(spark, PARTITIONS, None)
         blocks = read_bronze_blocks(spark, LOCAL_FILES, str(bronze), "r1", PARTITIONS, keys, 1)
-        routed = route_blocks(blocks, "ZIPF", PARTITIONS, grouping, 5, params)
+        routed = route_blocks(blocks, "ZIPF", PARTITIONS, grouping, 5, params, WORKER_KEYS)
     else:
         raw = read_delta_stream(spark, str(bronze), max_files_per_trigger=1)
-        routed = route_stream(raw, "ZIPF", PARTITIONS, grouping, 5, params)
+        routed = route_stream(raw, "ZIPF", PARTITIONS, grouping, 5, params, WORKER_KEYS)
     query = (
-        routed.writeStream.foreachBatch(
+        routed.where(F.col("kind") == ROUTED).writeStream.foreachBatch(
             lambda df, _: collected.append(
                 unpack(df.toArrow()["block"].to_pylist(), ROUTED_ARROW).to_pandas())
         )

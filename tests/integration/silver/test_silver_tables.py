@@ -1,22 +1,41 @@
-"""Silver writes every bronze message once (routed or quarantined); gold counts are exact."""
+"""The silver query writes every bronze message once (routed or quarantined) and its workers'
+partials give the accumulator's figures, each micro-batch once."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
+from deltalake import DeltaTable
 
+from core.spark.placement import spread_group_keys
+from core.spark.stages import Stage, start_query
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, read_delta_stream
-from silver.blocks import ROUTED_BLOCKS_DDL, pack
-from silver.schemas import ROUTED_ARROW
-from silver.sink import ROUTED_TABLE_COLUMNS, SilverTables, silver_batch_writer
+from core.tables.task_files import (
+    TASK_FILES_ARROW,
+    commit_task_files,
+    task_file_name,
+    write_task_files,
+)
+from gold.metrics import RunMetricsAccumulator
+from gold.metrics.partials import RunPartials
+from silver.blocks import FILES, ROUTED_BLOCKS_DDL, TUPLES, pack
+from silver.groupings.hashing import hash_keys
+from silver.schemas import ROUTED_TABLE_ARROW, SNAPSHOTS_ARROW
+from silver.sink import SilverTables, silver_batch_writer
 from silver.stream import route_stream
+from silver.workers import WORKER_INPUT_ARROW, WorkerServing
 from tests.integration.waiting import await_query
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SPLITTERS, WORKERS, APP = 2, 4, "r1-silver"
+WINDOW_MS, PROCESS_MS, SPEED = 15_000, 2.0, 4.0
 
 
 def _write_bronze(path, rows, backend):
@@ -31,26 +50,10 @@ def _write_bronze(path, rows, backend):
         backend.append(str(path), table.slice(start, 200), app_id="bronze", batch_id=number)
 
 
-def _tables(tmp_path) -> SilverTables:
-    return SilverTables(*(str(tmp_path / name) for name in ("routed", "quarantine", "snapshots")))
-
-
-def _run(spark, tmp_path, backend):
-    raw = read_delta_stream(spark, str(tmp_path / "bronze"), max_files_per_trigger=1)
-    routed = route_stream(raw, "TWITTER_TICKER", 2, "DYNAMIC_KEY", 4, {})
-    writer = silver_batch_writer(backend, LOCAL_FILES, _tables(tmp_path), "silver")
-    query = (routed.writeStream.foreachBatch(writer)
-             .option("checkpointLocation", str(tmp_path / "ckpt"))
-             .trigger(availableNow=True).start())  # fmt: skip
-    await_query(query)
-
-
-def test_every_message_is_routed_or_quarantined_once_and_gold_counts_are_exact(spark, tmp_path):
-    import json
-
-    backend = DeltaRsBackend()
+def _tickers(messages: int) -> tuple[list[tuple], Counter]:
+    """Tweets naming tickers, every 97th unparseable; and the exact count per ticker."""
     rows, expected = [], Counter()
-    for i in range(1000):
+    for i in range(messages):
         tickers = [["AAPL"], ["TSLA", "AAPL"], ["MSFT", "NVDA", "AAPL"]][i % 3]
         tweet = {"id": i, "created_at": 1_000_000 + i * 10, "text": " ".join(f"${t}" for t in tickers),
                  "lang": "en"}  # fmt: skip
@@ -60,11 +63,39 @@ def test_every_message_is_routed_or_quarantined_once_and_gold_counts_are_exact(s
         else:
             expected.update(tickers)
         rows.append((i % 2, i // 2, 1_000_000 + i * 10, payload))
+    return rows, expected
+
+
+def _tables(tmp_path) -> SilverTables:
+    return SilverTables(*(str(tmp_path / name) for name in
+                          ("routed", "quarantine", "snapshots", "latency", "queues", "windows")))  # fmt: skip
+
+
+def _writer(backend, tables: SilverTables):
+    serving = WorkerServing(WINDOW_MS, PROCESS_MS, SPEED, "r1",
+                            tables.partials_landing(LOCAL_FILES, APP))  # fmt: skip
+    return silver_batch_writer(backend, tables, APP, serving)
+
+
+def _stage(spark, tmp_path, backend) -> Stage:
+    tables, partitions = _tables(tmp_path), 4
+    raw = read_delta_stream(spark, str(tmp_path / "bronze"), max_files_per_trigger=1)
+    routed = route_stream(raw, "TWITTER_TICKER", SPLITTERS, "DYNAMIC_KEY", WORKERS, {},
+                          spread_group_keys(WORKERS, partitions),
+                          tables.routing_landing(LOCAL_FILES, APP), shuffle_partitions=partitions)  # fmt: skip
+    return Stage("silver", routed, _writer(backend, tables), str(tmp_path / "ckpt"),
+                 shuffle_partitions=partitions)  # fmt: skip
+
+
+def test_every_message_is_routed_or_quarantined_once_and_counts_are_exact(spark, tmp_path):
+    backend = DeltaRsBackend()
+    rows, expected = _tickers(1000)
     _write_bronze(tmp_path / "bronze", rows, backend)
-    _run(spark, tmp_path, backend)
-    version = backend.version(tmp_path / "routed")
-    _run(spark, tmp_path, backend)  # a second run over the same checkpoint writes nothing
-    assert backend.version(tmp_path / "routed") == version
+    await_query(start_query(_stage(spark, tmp_path, backend), availableNow=True))
+    versions = {name: backend.version(tmp_path / name) for name in ("routed", "windows")}
+    # The same checkpoint again: nothing new, nothing written.
+    await_query(start_query(_stage(spark, tmp_path, backend), availableNow=True))
+    assert {name: backend.version(tmp_path / name) for name in versions} == versions
 
     routed = backend.read(tmp_path / "routed").to_pandas()
     quarantine = backend.read(tmp_path / "quarantine").to_pandas()
@@ -74,31 +105,86 @@ def test_every_message_is_routed_or_quarantined_once_and_gold_counts_are_exact(s
     messages |= set(zip(quarantine["partition"], quarantine["offset"], strict=True))
     assert len(messages) == 1000  # every bronze message accounted for, none twice
     assert not routed.duplicated(["partition", "offset", "tuple_index"]).any()
-
     assert routed.groupby("splitter")["partition"].nunique().to_dict() == {0: 1, 1: 1}
-    counts = routed.groupby("key", as_index=False)["count"].sum()
-    actual = spark.createDataFrame(counts.astype({"count": "int64"}))
+
     exact = spark.createDataFrame(sorted(expected.items()), "key string, count long")
-    assert_df_equality(actual, exact, ignore_row_order=True, ignore_nullable=True)
+    for table in (routed, backend.read(tmp_path / "windows").to_pandas()):
+        counts = table.groupby("key", as_index=False)["count"].sum()
+        actual = spark.createDataFrame(counts.astype({"count": "int64"}))
+        assert_df_equality(actual, exact, ignore_row_order=True, ignore_nullable=True)
 
 
-def test_replayed_batch_completes_only_the_missing_table(spark, tmp_path):
+def test_workers_partials_give_the_accumulators_figures_once_per_batch(spark, tmp_path):
     backend = DeltaRsBackend()
-    df = spark.createDataFrame(
-        [("r", 0, 0, 0, 0, "k", 1, 5, None, None, 2, "tuple"),
-         ("r", 0, 0, 1, None, None, None, None, "not_json", b"x", -1, "quarantine")],
-        "run_id string, splitter int, partition int, offset long, tuple_index int, key string, "
-        "count long, event_time_ms long, error string, payload binary, worker int, record string",
-    )  # fmt: skip
-    writer = silver_batch_writer(backend, LOCAL_FILES, _tables(tmp_path), "silver")
-    backend.append(tmp_path / "routed", df.filter("error is null").select(*ROUTED_TABLE_COLUMNS)
-                   .toArrow(), "silver", 0)  # crashed right after the first write  # fmt: skip
-    rows = pa.Table.from_pandas(df.toPandas(), preserve_index=False).select(ROUTED_ARROW.names)
-    blocks = spark.createDataFrame([(0, rows.num_rows, pack(rows.cast(ROUTED_ARROW)))],
-                                   ROUTED_BLOCKS_DDL)  # fmt: skip
-    writer(blocks, 0)
-    writer(blocks, 0)
-    assert backend.read(tmp_path / "routed").num_rows == 1
-    assert backend.read(tmp_path / "quarantine").num_rows == 1
-    # The replay's tasks wrote the routed file again, but only the missing commit was made.
-    assert backend.version(tmp_path / "routed") == 1
+    rows, _ = _tickers(1200)
+    _write_bronze(tmp_path / "bronze", rows, backend)
+    await_query(start_query(_stage(spark, tmp_path, backend), availableNow=True))
+
+    windows = backend.read(tmp_path / "windows").to_pandas()
+    latency = backend.read(tmp_path / "latency").to_pandas()
+    assert set(windows["run_id"]) == {"r1"} and windows["batch_id"].nunique() == 6  # 200 per batch
+    assert not windows.duplicated(["batch_id", "window_start_ms", "worker", "key"]).any()
+    partials = RunPartials(WORKERS, 60_000, SPEED)
+    partials.add_windows(windows)
+    partials.add_latency(latency)
+    # The oracle: the routed tuples as stored, one Delta version per micro-batch, each
+    # batch's tuples in the order a worker serves them.
+    oracle, tuples = RunMetricsAccumulator(WORKERS, 60_000, PROCESS_MS, SPEED), 0
+    path, files_before = str(tmp_path / "routed"), set()
+    for version in range(1, backend.version(path) + 1):
+        files = set(DeltaTable(path, version=version).file_uris())
+        batch = pq.ParquetDataset(sorted(files - files_before)).read()
+        files_before = files
+        frame = batch.to_pandas().sort_values(["event_time_ms", "partition", "offset", "tuple_index"],
+                                              kind="stable")  # fmt: skip
+        oracle.add(hash_keys(frame["key"].to_numpy(object)).fingerprint, frame["worker"].to_numpy(),
+                   frame["event_time_ms"].to_numpy())  # fmt: skip
+        tuples += len(frame)
+    expected, actual = oracle.result(1.0), partials.result(1.0)
+    assert actual.cumulative.tuples == tuples
+    for got, want in zip([actual.cumulative, *actual.windows], [expected.cumulative,
+                                                                *expected.windows], strict=True):  # fmt: skip
+        assert got.to_dict() == pytest.approx(want.to_dict(), rel=1e-9)
+
+
+def test_a_query_killed_while_writing_its_first_offset_starts_again(spark, tmp_path):
+    backend = DeltaRsBackend()
+    rows, _ = _tickers(400)
+    _write_bronze(tmp_path / "bronze", rows, backend)
+    # What SIGKILL leaves when it lands in the first offset's write: a temporary
+    # file and no batch. Spark refuses such a checkpoint for a stateful query.
+    offsets = tmp_path / "ckpt" / "offsets"
+    offsets.mkdir(parents=True)
+    (offsets / ".0.5f1c2a.tmp").write_text("v1\n")
+    await_query(start_query(_stage(spark, tmp_path, backend), availableNow=True))
+    routed = backend.read(tmp_path / "routed")
+    assert backend.read(tmp_path / "windows")["tuples"].to_numpy().sum() == routed.num_rows > 0
+
+
+def test_replayed_batch_completes_only_the_missing_tables(spark, tmp_path):
+    backend, tables = DeltaRsBackend(), _tables(tmp_path)
+    writer = _writer(backend, tables)  # creates the tables
+    routed = pa.table({"run_id": ["r1"], "splitter": [0], "partition": [0], "offset": [0],
+                       "tuple_index": [0], "key": ["k"], "count": [1], "event_time_ms": [5],
+                       "worker": [2]}).cast(ROUTED_TABLE_ARROW)  # fmt: skip
+    snapshot = pa.table({"run_id": ["r1"], "splitter": [0], "event_time_ms": [5],
+                         "state": [b"s"]}).cast(SNAPSHOTS_ARROW)  # fmt: skip
+    # What the routing task of batch 0 wrote and passed on: its files, and worker 2's tuple.
+    files = write_task_files(LOCAL_FILES, {"routed": (tables.routed, routed),
+                                           "snapshots": (tables.snapshots, snapshot)},
+                             task_file_name(APP, 0, 0))  # fmt: skip
+    tuples = routed.select(WORKER_INPUT_ARROW.names).cast(WORKER_INPUT_ARROW)
+    batch = spark.createDataFrame([(0, FILES, files.num_rows, pack(files.cast(TASK_FILES_ARROW))),
+                                   (0, TUPLES, 1, pack(tuples))], ROUTED_BLOCKS_DDL)  # fmt: skip
+    # Crashed right after the first commit of batch 0.
+    commit_task_files(backend, {"routed": tables.routed},
+                      [r for r in files.to_pylist() if r["target"] == "routed"], APP, 0)  # fmt: skip
+    writer(batch, 0)
+    writer(batch, 0)
+    rows = {"routed": 1, "quarantine": 0, "snapshots": 1, "latency": 1, "queues": 1, "windows": 1}
+    assert {t: backend.read(getattr(tables, t)).num_rows for t in rows} == rows
+    # Each table took batch 0 in one commit (version 0 created it); quarantine had nothing.
+    assert {t: backend.version(getattr(tables, t)) for t in rows} == {
+        "routed": 1, "quarantine": 0, "snapshots": 1, "latency": 1, "queues": 1, "windows": 1}
+    queue = backend.read(tables.queues).to_pylist()[0]
+    assert (queue["worker"], queue["batch_id"], queue["last_completion_ms"]) == (2, 0, PROCESS_MS)

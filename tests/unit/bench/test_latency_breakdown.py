@@ -10,7 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.latency_breakdown import SEGMENTS, latency_breakdown, refreshed_routed_versions
+from bench.latency_breakdown import (
+    SEGMENTS,
+    latency_breakdown,
+    refreshed_windows_versions,
+    routed_versions,
+)
 from core.warehouse import Warehouse
 
 RUN = "r"
@@ -20,7 +25,7 @@ RUN = "r"
 class _Refresh:  # what the breakdown reads of pipelines.continuous.GoldRefresh
     started_at: float
     finished_at: float
-    silver_version: int | None
+    windows_version: int | None
 
 
 def _batch(warehouse: Warehouse, query: str, batch: int, end: dict, started: float,
@@ -52,12 +57,12 @@ def warehouse(tmp_path: Path) -> Warehouse:
     _batch(warehouse, "bronze", 0, {"0": 2, "1": 1}, 10.0, 11.0)
     _batch(warehouse, "bronze", 1, {"0": 4, "1": 2}, 12.0, 14.0)
     _log(warehouse, "bronze", "raw_events", f"{RUN}-bronze", 2)
-    # Silver reads bronze versions 1, then 2; each batch commits one routed version.
+    # Silver reads bronze versions 1, then 2; each batch commits one routed and one
+    # worker windows version.
     _batch(warehouse, "silver", 0, {"version": 1}, 11.5, 13.0)
     _batch(warehouse, "silver", 1, {"version": 2}, 14.5, 16.0)
     _log(warehouse, "silver", "routed", f"{RUN}-silver", 2)
-    # The workers read both routed versions in one batch.
-    _batch(warehouse, "workers", 0, {"version": 2}, 16.2, 17.0)
+    _log(warehouse, "silver", "worker_windows", f"{RUN}-silver", 2)
     return warehouse
 
 
@@ -65,19 +70,21 @@ def test_segments_add_up_to_each_messages_path(warehouse: Warehouse) -> None:
     partition = np.array([0, 0, 0, 0, 1, 1])
     offset = np.array([0, 1, 2, 3, 0, 1])
     sent = np.array([9.0, 9.0, 11.0, 11.0, 9.0, 11.0])
-    refreshes = [_Refresh(13.5, 13.8, None), _Refresh(17.1, 17.6, 2)]
+    # The first refresh covers worker windows version 1 (silver batch 0), the second version 2.
+    refreshes = [_Refresh(13.5, 13.8, 1), _Refresh(17.1, 17.6, 2)]
     result = latency_breakdown(warehouse, RUN, partition, offset, sent, refreshes)  # type: ignore[arg-type]
     # By hand: the first bronze batch's messages (sent at 9) and the second's (sent at 11).
-    first = {"kafka": 1.0, "bronze": 1.0, "silver_wait": 0.5, "silver": 1.5, "workers_wait": 3.2,
-             "workers": 0.8, "gold_wait": 0.1, "gold": 0.5}  # fmt: skip
-    second = {"kafka": 1.0, "bronze": 2.0, "silver_wait": 0.5, "silver": 1.5, "workers_wait": 0.2,
-              "workers": 0.8, "gold_wait": 0.1, "gold": 0.5}  # fmt: skip
+    first = {"kafka": 1.0, "bronze": 1.0, "silver_wait": 0.5, "silver": 1.5, "gold_wait": 0.5,
+             "gold": 0.3}  # fmt: skip
+    second = {"kafka": 1.0, "bronze": 2.0, "silver_wait": 0.5, "silver": 1.5, "gold_wait": 1.1,
+              "gold": 0.5}  # fmt: skip
     assert result["messages"] == 6
     for name in SEGMENTS:  # three messages took each path
         assert result["segments_s"][name]["mean"] == pytest.approx((first[name] + second[name]) / 2)
     mean = (sum(first.values()) + sum(second.values())) / 2
     assert result["mean_latency_s"] == pytest.approx(mean)
     assert result["batches"]["bronze"] == {"count": 2, "median_s": 1.5}
+    assert result["batches"]["silver"] == {"count": 2, "median_s": 1.5}
     assert result["batches"]["gold"] == {"count": 2, "median_s": 0.4}
 
 
@@ -86,20 +93,25 @@ def test_a_message_no_batch_read_yet_is_not_followed(warehouse: Warehouse) -> No
     result = latency_breakdown(warehouse, RUN, np.array([0, 0]), np.array([0, 4]),
                                np.array([9.0, 11.0]), [_Refresh(17.1, 17.6, 2)])  # type: ignore[arg-type]  # fmt: skip
     assert result["messages"] == 1
-    assert result["segments_s"]["workers_wait"]["mean"] == pytest.approx(3.2)
+    assert result["segments_s"]["gold_wait"]["mean"] == pytest.approx(17.1 - 13.0)
 
 
 def test_a_message_past_the_last_refresh_is_not_followed(warehouse: Warehouse) -> None:
-    # The only refresh covered routed version 1: the second bronze batch's message is not in gold.
+    # The only refresh covered worker windows version 1: the second bronze batch's
+    # message is not in gold.
     result = latency_breakdown(warehouse, RUN, np.array([1, 1]), np.array([0, 1]),
-                               np.array([9.0, 11.0]), [_Refresh(17.1, 17.6, 1)])  # type: ignore[arg-type]  # fmt: skip
+                               np.array([9.0, 11.0]), [_Refresh(13.5, 13.8, 1)])  # type: ignore[arg-type]  # fmt: skip
     assert result["messages"] == 1
-    assert result["mean_latency_s"] == pytest.approx(17.6 - 9.0)
+    assert result["mean_latency_s"] == pytest.approx(13.8 - 9.0)
 
 
-def test_a_refresh_covers_what_its_worker_windows_version_holds(warehouse: Warehouse) -> None:
-    # worker_windows version 1 holds the workers' batch 0, which read routed up to version 2;
-    # gold's refreshes were built from worker_windows versions 0 (nothing yet) and then 1.
-    _log(warehouse, "silver", "worker_windows", f"{RUN}-workers", 1)
-    _log(warehouse, "gold", "distribution_metrics", f"gold-refresh-{RUN}", 2)
-    assert refreshed_routed_versions(warehouse, RUN) == [-1, 2]
+def test_refreshes_cover_what_their_worker_windows_version_holds(warehouse: Warehouse) -> None:
+    # gold's refreshes were built from worker windows versions 0 (nothing yet), then 2.
+    log = Path(warehouse.table_uri("gold", "distribution_metrics"), "_delta_log")
+    log.mkdir(parents=True)
+    for version, built_from in enumerate([0, 2]):
+        txn = {"txn": {"appId": f"gold-refresh-{RUN}", "version": built_from}}
+        (log / f"{version:020d}.json").write_text(json.dumps(txn) + "\n")
+    assert refreshed_windows_versions(warehouse, RUN) == [0, 2]
+    # Worker windows version n + 1 holds silver batch n, as routed version n + 1 does.
+    assert routed_versions(warehouse, RUN, [0, 1, 2]) == [-1, 1, 2]

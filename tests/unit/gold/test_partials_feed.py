@@ -12,7 +12,7 @@ from deltalake import DeltaTable, write_deltalake
 from core.storage import LOCAL_FILES
 from gold.metrics.partials import RunPartials
 from gold.partials_feed import RunPartialsFeed
-from silver.worker_query import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
+from silver.workers import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
 
 WORKERS = 3
 

@@ -10,8 +10,8 @@ from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
-from silver.sink import SNAPSHOTS_ARROW
-from silver.worker_query import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
+from silver.schemas import SNAPSHOTS_ARROW
+from silver.workers import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
 
 
 def _windows(run_id: str, rows: int) -> pa.Table:

@@ -11,34 +11,36 @@ from silver.queueing import FifoQueueModel, latency_bucket
 from silver.workers import WORKER_INPUT_ARROW, serve_worker
 
 
-def _tuples(rows: int, seed: int, worker: int = 3) -> pa.Table:
+def _tuples(rows: int, seed: int, worker: int = 3) -> tuple[pa.Table, np.ndarray]:
+    """Tuples for one worker, and the micro-batch (0-3) each arrives in."""
     rng = np.random.default_rng(seed)
+    batches = np.sort(rng.integers(0, 4, rows))
     return pa.table({
-        "version": np.sort(rng.integers(0, 4, rows)), "event_time_ms": rng.integers(0, 90_000, rows),
+        "event_time_ms": rng.integers(0, 90_000, rows),
         "partition": rng.integers(0, 3, rows).astype(np.int32), "offset": np.arange(rows),
         "tuple_index": np.zeros(rows, np.int32), "key": rng.choice(list("abcde"), rows),
         "count": rng.integers(1, 4, rows), "worker": np.full(rows, worker, np.int32),
-    }, schema=WORKER_INPUT_ARROW)  # fmt: skip
+    }, schema=WORKER_INPUT_ARROW), batches  # fmt: skip
 
 
-def _stream_order(table: pa.Table) -> pd.DataFrame:
-    return table.to_pandas().sort_values(["version", "event_time_ms", "partition", "offset",
-                                          "tuple_index"], kind="stable")  # fmt: skip
+def _stream_order(table: pa.Table, batches: np.ndarray) -> pd.DataFrame:
+    return table.to_pandas().assign(batch=batches).sort_values(
+        ["batch", "event_time_ms", "partition", "offset", "tuple_index"], kind="stable")
 
 
 @pytest.mark.parametrize(("process_ms", "speed"), [(1.0, 1.0), (2.5, 10.0), (0.3, 0.5)])
 def test_latencies_equal_one_queue_fed_everything_in_stream_order(process_ms, speed):
-    table = _tuples(3000, seed=1)
-    ordered = _stream_order(table)
+    table, batches = _tuples(3000, seed=1)
+    ordered = _stream_order(table, batches)
     whole = FifoQueueModel(1, process_ms, speed).add(np.zeros(len(ordered), np.int64),
                                                    ordered["event_time_ms"].to_numpy())  # fmt: skip
     # Three significant digits, as Python's own formatting rounds them.
     expected = pd.Series([float(f"{wait:.3g}") for wait in whole]).value_counts().sort_index()
 
     state, histograms = None, []
-    for version in range(4):  # one micro-batch per commit, rows handed over shuffled
-        batch = table.filter(pa.compute.equal(table["version"], version))
-        batch = batch.take(np.random.default_rng(version).permutation(batch.num_rows))
+    for number in range(4):  # one micro-batch after the other, rows handed over shuffled
+        batch = table.filter(pa.array(batches == number))
+        batch = batch.take(np.random.default_rng(number).permutation(batch.num_rows))
         _, waits, state = serve_worker(batch, state, 15_000, process_ms, speed)
         histograms.append(waits.to_pandas())
     served = pd.concat(histograms).groupby("latency_ms")["tuples"].sum().sort_index()
@@ -46,7 +48,7 @@ def test_latencies_equal_one_queue_fed_everything_in_stream_order(process_ms, sp
 
 
 def test_window_partials_sum_counts_and_tuples_per_window_and_key():
-    table = _tuples(2000, seed=2, worker=5)
+    table, _ = _tuples(2000, seed=2, worker=5)
     partials, _, _ = serve_worker(table, None, 15_000, 1.0, 1.0)
     frame = table.to_pandas().assign(window=lambda f: f["event_time_ms"] // 15_000 * 15_000)
     expected = frame.groupby(["window", "key"]).agg(count=("count", "sum"), tuples=("count", "size"))
@@ -59,7 +61,7 @@ def test_window_partials_sum_counts_and_tuples_per_window_and_key():
 
 
 def test_each_windows_extremes_bound_its_tuples():
-    table = _tuples(1000, seed=3)
+    table, _ = _tuples(1000, seed=3)
     _, waits, _ = serve_worker(table, None, 15_000, 1.0, 1.0)
     frame = waits.to_pandas()
     events = table.to_pandas().assign(window=lambda f: f["event_time_ms"] // 15_000 * 15_000)
