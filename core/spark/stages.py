@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.spark.proxies import releasing_proxies
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
@@ -91,8 +93,10 @@ def _clear_unstarted(checkpoint: str) -> None:
 def start_query(stage: Stage, **trigger: Any) -> StreamingQuery:
     """Start the stage's query with ``trigger`` (e.g. ``availableNow=True``).
 
-    The shuffle partition count is fixed when a stateful query first starts (its
-    checkpoint keeps it); a stage may ask for its own, set only for its start.
+    Its writer runs through :func:`~core.spark.proxies.releasing_proxies`, so the
+    JVM does not keep the objects of past micro-batches. The shuffle partition
+    count is fixed when a stateful query first starts (its checkpoint keeps it);
+    a stage may ask for its own, set only for its start.
     """
     _clear_unstarted(stage.checkpoint)
     spark = stage.frame.sparkSession
@@ -100,7 +104,8 @@ def start_query(stage: Stage, **trigger: Any) -> StreamingQuery:
     if stage.shuffle_partitions:
         spark.conf.set(_SHUFFLE_PARTITIONS, str(stage.shuffle_partitions))
     try:
-        return (stage.frame.writeStream.queryName(stage.name).foreachBatch(stage.writer)
+        writer = releasing_proxies(stage.writer)
+        return (stage.frame.writeStream.queryName(stage.name).foreachBatch(writer)
                 .option("checkpointLocation", stage.checkpoint).trigger(**trigger).start())  # fmt: skip
     finally:
         spark.conf.set(_SHUFFLE_PARTITIONS, session_partitions)
