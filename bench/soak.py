@@ -47,7 +47,7 @@ from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
 from core.run_spec import RunSpec
-from core.spark.session import LOCAL_JIT_OPTIONS, build_spark
+from core.spark.session import LOCAL_JVM_OPTIONS, build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
@@ -119,7 +119,7 @@ def main() -> None:
         kafka = KafkaClient.from_config(load_settings(env={}).settings.kafka, broker.start())
         for topic in topics:
             ensure_topic(kafka, topic, _PARTITIONS)
-        options = f"{LOCAL_JIT_OPTIONS} {args.jvm_options}".strip()
+        options = f"{LOCAL_JVM_OPTIONS} {args.jvm_options}".strip()
         spark = build_spark(app_name=f"dkg-soak-{args.pipeline}", master="local[2]",
                             extra_conf={"spark.driver.extraJavaOptions": options})  # fmt: skip
         spawn = multiprocessing.get_context("spawn")

@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from core.spark.session import (
-    LOCAL_JIT_OPTIONS,
+    LOCAL_JVM_OPTIONS,
     ROCKSDB_PROVIDER,
     SparkSetupError,
     build_spark,
@@ -35,7 +35,7 @@ def test_session_settings(core_spark: SparkSession) -> None:
         jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
     )
     # C1 only, with the code cache of a tiered JVM (C1 alone would shrink it to 48 MB).
-    assert set(LOCAL_JIT_OPTIONS.split()) <= set(launched)
+    assert set(LOCAL_JVM_OPTIONS.split()) <= set(launched)
 
 
 def test_state_store_is_rocksdb_when_it_loads(core_spark: SparkSession) -> None:
