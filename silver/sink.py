@@ -4,9 +4,9 @@ The silver query's streaming plan routes (``silver.stream.route_blocks``); its
 ``foreachBatch`` serves the routed tuples in the workers' queues
 (``silver.stream.serve_workers``) and commits, in this order,
 ``silver.routed``, ``silver.quarantine``, ``silver.routing_snapshots``,
-``silver.worker_latency``, ``silver.worker_queues`` and, last,
-``silver.worker_windows`` (gold watches it: a reader that sees a batch there
-finds it everywhere). With delta-rs the routing and the workers' tasks wrote
+``silver.worker_latency``, ``silver.worker_windows`` (gold watches it: a reader
+that sees a batch there finds it in every table gold reads) and
+``silver.worker_queues``. With delta-rs the routing and the workers' tasks wrote
 the tables' files themselves (:class:`core.tables.task_files.TaskLanding`) and
 the driver commits only their names; with delta-spark the rows arrive packed
 and are appended natively, by the executors too. Each table records the batch
@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -100,16 +99,9 @@ def silver_batch_writer(backend: TableBackend, tables: SilverTables, app_id: str
         with timed("collect"):  # the whole plan runs in the tasks; file names come back
             rows = served.collect()
         packed = {kind: [row["block"] for row in rows if row["kind"] == kind] for kind in (FILES, QUEUE)}
-        files = unpack(packed[FILES], TASK_FILES_ARROW)
-        files_tables = tables.files_tables()
-        windows = files_tables.pop("windows")
-        commit_task_files(backend, files_tables,
-                          files.filter(pc.invert(pc.equal(files["target"], "windows"))).to_pylist(),
-                          app_id, batch_id)  # fmt: skip
+        commit_task_files(backend, tables.files_tables(),
+                          unpack(packed[FILES], TASK_FILES_ARROW).to_pylist(), app_id, batch_id)  # fmt: skip
         queues.record(batch_id, unpack(packed[QUEUE], QUEUE_ARROW), app_id)
-        commit_task_files(backend, {"windows": windows},
-                          files.filter(pc.equal(files["target"], "windows")).to_pylist(), app_id,
-                          batch_id)  # fmt: skip
 
     def write_natively(df: DataFrame, batch_id: int) -> None:
         if written_everywhere(backend, tables_in_order, app_id, batch_id):
@@ -123,16 +115,12 @@ def silver_batch_writer(backend: TableBackend, tables: SilverTables, app_id: str
                 if target == "snapshots":
                     part = part.withColumnRenamed("payload", "state")
                 backend.append(getattr(tables, target), part.select(*schema.names), app_id, batch_id)
-            latency = packed.where(F.col("kind") == "latency").mapInArrow(
-                functools.partial(_unpacked, schema=PARTIAL_TARGETS["latency"]),
-                from_arrow_schema(PARTIAL_TARGETS["latency"]))  # fmt: skip
-            backend.append(tables.latency, latency, app_id, batch_id)
+            for target, schema in PARTIAL_TARGETS.items():  # worker_windows last
+                partials = packed.where(F.col("kind") == target).mapInArrow(
+                    functools.partial(_unpacked, schema=schema), from_arrow_schema(schema))
+                backend.append(getattr(tables, target), partials, app_id, batch_id)
             served = [row["block"] for row in packed.where(F.col("kind") == QUEUE).collect()]
             queues.record(batch_id, unpack(served, QUEUE_ARROW), app_id)
-            windows = packed.where(F.col("kind") == "windows").mapInArrow(
-                functools.partial(_unpacked, schema=PARTIAL_TARGETS["windows"]),
-                from_arrow_schema(PARTIAL_TARGETS["windows"]))  # fmt: skip
-            backend.append(tables.windows, windows, app_id, batch_id)
         finally:
             packed.unpersist()
 
