@@ -3,9 +3,10 @@
 1. A reference run: the job's command once, never killed, into a warehouse of
    its own, on a broker of its own. Its step lines
    (:mod:`pipelines.steps`) give each step's duration.
-2. N kills, spread over the steps in data-flow order (bronze landing, silver
-   routing and workers, gold refresh and, with data-quality gates, each gate; the
-   join and its gold refresh). Kill i starts the same command on a second
+2. N kills, spread over the steps in data-flow order (silver's query, which
+   lands bronze, routes and serves the workers, or bronze's and silver's where
+   bronze has a query of its own; gold refresh and, with data-quality gates,
+   each gate; the join and its gold refresh). Kill i starts the same command on a second
    warehouse and broker, waits for its target step to start, waits a seeded random delay
    within the step's reference duration, then freezes and SIGKILLs the whole job
    and confirms where it landed (:mod:`bench.crash_kill`).

@@ -5,15 +5,17 @@ written once the batch's end offsets are chosen and ``commits/<n>`` once its
 sink has committed, so their modification times are when batch ``n`` started
 and finished. The Delta logs of ``bronze.raw_events`` and
 ``silver.worker_windows`` say which version each batch of their query
-committed (its application transaction), and the silver query's offsets say up
-to which bronze version each of its batches read. Following every message
-through them splits its produce-to-gold latency into consecutive segments that
-add up to it:
+committed (its application transaction), and a silver query that reads bronze
+says in its offsets up to which bronze version each of its batches read.
+Following every message through them splits its produce-to-gold latency into
+consecutive segments that add up to it:
 
-- ``kafka``: sent, until the bronze batch that reads it starts;
-- ``bronze``: that batch (read Kafka, land Parquet, commit);
-- ``silver_wait``, ``silver``: until the silver batch that reads that bronze
-  version starts, and that batch (route, serve in the workers' queues, commit);
+- ``kafka``: sent, until the batch of the query that reads Kafka starts (silver's
+  when its tasks land bronze, else bronze's);
+- ``bronze``: that bronze batch (read Kafka, land Parquet, commit), then
+  ``silver_wait``: until the silver batch that reads that bronze version starts
+  (only when bronze has a query of its own);
+- ``silver``: the silver batch (route, serve in the workers' queues, commit);
 - ``gold_wait``, ``gold``: until the gold refresh that covers the
   ``silver.worker_windows`` version that batch committed starts, and the refresh.
 """
@@ -32,9 +34,7 @@ if TYPE_CHECKING:
     from core.warehouse import Warehouse
     from pipelines.continuous import GoldRefresh
 
-__all__ = ["SEGMENTS", "latency_breakdown", "refreshed_windows_versions", "routed_versions"]
-
-SEGMENTS = ("kafka", "bronze", "silver_wait", "silver", "gold_wait", "gold")
+__all__ = ["latency_breakdown", "refreshed_windows_versions", "routed_versions"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,16 @@ def _first_reaching(ends: np.ndarray, needed: np.ndarray) -> np.ndarray:
     return np.searchsorted(np.maximum.accumulate(ends), needed, side="left")
 
 
+def _first_reading(query: _Batches, partition: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """Per message, the first batch of a Kafka-reading query whose end offset in its partition passes it."""
+    first = np.full(len(offset), len(query.ids))
+    for p in np.unique(partition):
+        rows = partition == p
+        ends = np.array([int(end.get(str(p), 0)) for end in query.ends])
+        first[rows] = _first_reaching(ends, offset[rows] + 1)
+    return first
+
+
 def _version_ends(batches: _Batches) -> np.ndarray:
     return np.array([int(end["version"]) for end in batches.ends])
 
@@ -132,21 +142,22 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
         its ``share`` of the mean latency and its mean over the last quarter of the
         messages sent, and per query (and gold) its batches and their median seconds.
     """
-    bronze = _batches(warehouse.checkpoint(f"{run_id}-bronze"))
     silver = _batches(warehouse.checkpoint(f"{run_id}-silver"))
-    # Bronze: the first batch whose end offset in the message's partition passes it.
-    first_bronze = np.full(len(offset), len(bronze.ids))
-    for p in np.unique(partition):
-        rows = partition == p
-        ends = np.array([int(end.get(str(p), 0)) for end in bronze.ends])
-        first_bronze[rows] = _first_reaching(ends, offset[rows] + 1)
-    # Silver: the first batch that read the bronze version holding the message.
-    landed = _committed_versions(warehouse.table_uri("bronze", "raw_events"), f"{run_id}-bronze",
-                                 bronze.ids)  # fmt: skip
-    read = np.where(first_bronze < len(bronze.ids),
-                    landed[np.minimum(first_bronze, len(bronze.ids) - 1)], -1)  # fmt: skip
-    first_silver = np.where(read >= 0, _first_reaching(_version_ends(silver), read), len(silver.ids))
-    stages = [(bronze, first_bronze), (silver, first_silver)]
+    bronze_checkpoint = warehouse.checkpoint(f"{run_id}-bronze")
+    if Path(bronze_checkpoint, "commits").is_dir():  # bronze had a query of its own
+        bronze = _batches(bronze_checkpoint)
+        first_bronze = _first_reading(bronze, partition, offset)
+        # Silver: the first batch that read the bronze version holding the message.
+        landed = _committed_versions(warehouse.table_uri("bronze", "raw_events"),
+                                     f"{run_id}-bronze", bronze.ids)  # fmt: skip
+        read = np.where(first_bronze < len(bronze.ids),
+                        landed[np.minimum(first_bronze, len(bronze.ids) - 1)], -1)  # fmt: skip
+        first_silver = np.where(read >= 0, _first_reaching(_version_ends(silver), read),
+                                len(silver.ids))  # fmt: skip
+        stages = [("bronze", bronze, first_bronze), ("silver", silver, first_silver)]
+    else:  # silver read Kafka itself
+        first_silver = _first_reading(silver, partition, offset)
+        stages = [("silver", silver, first_silver)]
     # Gold: the first refresh whose worker windows hold that silver batch.
     served = _committed_versions(warehouse.table_uri("silver", "worker_windows"),
                                  f"{run_id}-silver", silver.ids)  # fmt: skip
@@ -156,14 +167,16 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
                         for r in refreshes])  # fmt: skip
     gold = np.where(needed >= 0, _first_reaching(covered, needed), len(refreshes))
     followed = gold < len(refreshes)
-    for query, batch in stages:
+    for _, query, batch in stages:
         followed &= batch < len(query.ids)
-    marks = [sent_s[followed]]
-    for query, batch in stages:
+    marks, names = [sent_s[followed]], ["kafka"]
+    for position, (name, query, batch) in enumerate(stages):
         marks += [query.started[batch[followed]], query.done[batch[followed]]]
+        names += [f"{name}_wait", name] if position else [name]
     marks += [np.array([r.started_at for r in refreshes])[gold[followed]],
               np.array([r.finished_at for r in refreshes])[gold[followed]]]  # fmt: skip
-    segments = dict(zip(SEGMENTS, np.diff(np.vstack(marks), axis=0), strict=True))
+    segments = dict(zip([*names, "gold_wait", "gold"], np.diff(np.vstack(marks), axis=0),
+                        strict=True))  # fmt: skip
     total = float(np.mean(marks[-1] - marks[0]))
     # The last quarter sent: the steady state, once the queries' start-up is behind.
     late = marks[0] >= np.quantile(marks[0], 0.75)
@@ -179,6 +192,6 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
             "segments_s": {name: summary(values) for name, values in segments.items()},
             "batches": {**{name: {"count": len(q.ids),
                                   "median_s": round(float(np.median(q.done - q.started)), 2)}
-                           for name, q in (("bronze", bronze), ("silver", silver))},
+                           for name, q, _ in stages},
                         "gold": {"count": len(refreshes), "median_s": round(float(np.median(
                             [r.finished_at - r.started_at for r in refreshes])), 2)}}}  # fmt: skip

@@ -53,10 +53,11 @@ from core.kafka.source import KafkaTopic
 from core.profiling import phase_totals
 from core.run_spec import RunSpec
 from core.spark.session import build_spark
+from core.spark.stages import RunContext
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
-from pipelines.medallion import STAGES, StageTimes, run_finite
+from pipelines.medallion import StageTimes, run_finite, stages
 
 logger = logging.getLogger("bench.pipeline")
 
@@ -227,7 +228,7 @@ def _produce_live(kafka: KafkaClient, topic: str, partitions: int, messages: int
     produce(_Rendered(), kafka, topic, partitions, speed, None, 10_000, True)  # type: ignore[arg-type]
 
 
-def _send_once_running(spark: Any, go: Any, sent_from: list[float]) -> None:
+def _send_once_running(spark: Any, go: Any, sent_from: list[float], queries: int) -> None:
     """Let the live producer go once every query of the run is running.
 
     A live pipeline is up before its messages arrive; starting it after them
@@ -235,7 +236,7 @@ def _send_once_running(spark: Any, go: Any, sent_from: list[float]) -> None:
     workers) to the first messages' latency.
     """
     deadline = time.monotonic() + 300
-    while len(spark.streams.active) < len(STAGES) and time.monotonic() < deadline:
+    while len(spark.streams.active) < queries and time.monotonic() < deadline:
         time.sleep(0.2)
     sent_from.append(time.time())
     go.set()
@@ -253,6 +254,8 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
         kafka, topic, args.partitions, args.messages, start_ms, speed, ready, go))  # fmt: skip
     producer.start()
     ready.wait()
+    source, backend = KafkaTopic(kafka, topic, "earliest", args.max_offsets), DeltaRsBackend()
+    spec = _spec(run_id, args.workers, args.partitions, args.grouping)
     sent_from: list[float] = []  # when the producer was let go
     if args.cold:  # the producer first: the queries' start-up counts in the latencies
         sent_from.append(time.time())
@@ -261,16 +264,15 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
             time.sleep(0.1)
     else:
         ensure_topic(kafka, topic, args.partitions)
-        threading.Thread(target=_send_once_running, args=(spark, go, sent_from),
+        queries = len(stages(RunContext(spark, source, spec, warehouse, backend)))
+        threading.Thread(target=_send_once_running, args=(spark, go, sent_from, queries),
                          daemon=True).start()  # fmt: skip
     refreshes: list[GoldRefresh] = []
     processes = ProcessSampler(named={broker_pid: "broker", producer.pid: "producer"})
     processes.start()
     with counting_driver_bytes() as received:
         times = run_continuous(
-            spark, KafkaTopic(kafka, topic, "earliest", args.max_offsets),
-            _spec(run_id, args.workers, args.partitions, args.grouping), warehouse,
-            DeltaRsBackend(), lambda: bool(refreshes) and refreshes[-1].tuples >= args.messages,
+            spark, source, spec, warehouse, backend, lambda: bool(refreshes) and refreshes[-1].tuples >= args.messages,
             trigger_s=args.trigger, gold_every_s=args.gold_every, on_refresh=refreshes.append,
         )  # fmt: skip
     processes.stop()

@@ -1,7 +1,7 @@
 """Continuous mode: the medallion's queries run side by side while messages arrive.
 
-The bronze and silver queries run at once on processing-time triggers, each
-from its own checkpoint, and gold is refreshed from what silver holds as soon
+The run's queries (``pipelines.medallion.stages``) run at once on
+processing-time triggers, each from its own checkpoint, and gold is refreshed from what silver holds as soon
 as the silver query commits a micro-batch. Sinks are the finite
 run's (idempotent per micro-batch), so stopping at any point and resuming, in
 either mode, loses and repeats nothing.
@@ -23,7 +23,7 @@ from core.spark.stages import RunContext, Stage, start_query
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
-from pipelines.medallion import STAGES, Source, StageTimes
+from pipelines.medallion import Source, StageTimes, stages
 
 __all__ = ["GoldRefresh", "run_continuous"]
 
@@ -128,7 +128,8 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
 
 def _start_ready_stages(run: RunContext, queries: dict[str, StreamingQuery],
                         trigger_s: float) -> None:  # fmt: skip
-    for previous, stage in zip((None, *STAGES), STAGES, strict=False):
+    chain = stages(run)
+    for previous, stage in zip((None, *chain), chain, strict=False):
         if stage.name in queries:
             continue
         if previous is not None and run.backend.version(

@@ -1,7 +1,8 @@
 """Connects the medallion's streaming queries: Kafka -> bronze -> silver -> gold.
 
 Each layer builds its own stages (``bronze.stage``, ``silver.stage``); this
-module only runs them in data-flow order. Each is its own streaming query with
+module only runs them in data-flow order: silver's query alone when its tasks
+land bronze as they read Kafka, else bronze's and then silver's. Each is its own streaming query with
 its own checkpoint under ``<state>/_checkpoints/<run_id>-<query>``; every sink
 is idempotent per micro-batch (Delta application transactions), so a run killed
 at any point and started again with the same run id resumes without loss or
@@ -19,7 +20,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from bronze.stage import BRONZE
+from bronze.stage import BRONZE, landing_topic
 from core.kafka.source import KafkaTopic
 from core.logs import figures
 from core.profiling import phase_totals
@@ -32,15 +33,17 @@ from gold.refresh import refresh_gold
 from pipelines.steps import job_step
 from silver.stage import SILVER
 
-__all__ = ["STAGES", "Source", "StageTimes", "run_finite"]
+__all__ = ["Source", "StageTimes", "run_finite", "stages"]
 
 logger = logging.getLogger(__name__)
 
-STAGES: tuple[StageDef, ...] = (BRONZE, SILVER)
-"""The run's streaming queries in data-flow order; each reads the previous one's output."""
+_LAYERS = ("bronze", "silver")
+"""The layers the streaming queries write, in data-flow order; a stage is named after the last."""
 
-# What a finite run's data-quality gate checks once a stage is done.
-_LAYER_DONE = {"bronze": "bronze", "silver": "silver"}
+
+def stages(run: RunContext) -> tuple[StageDef, ...]:
+    """The run's streaming queries in data-flow order; each reads the previous one's output."""
+    return (SILVER,) if landing_topic(run) is not None else (BRONZE, SILVER)
 
 Source = DataFrame | KafkaTopic
 """What bronze reads: a Kafka topic, or any streaming DataFrame with Kafka's columns."""
@@ -113,11 +116,14 @@ def run_finite(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Wa
             with job_step(spec.run_id, f"{layer} checks"):
                 after_stage(layer)
 
-    for stage in STAGES:
+    checked = 0
+    for stage in stages(run):
         with job_step(spec.run_id, stage.name):
             _drain(stage.build(run), times)
-        if stage.name in _LAYER_DONE:
-            layer_done(_LAYER_DONE[stage.name])
+        written = _LAYERS.index(stage.name) + 1  # silver's query may have landed bronze too
+        for layer in _LAYERS[checked:written]:
+            layer_done(layer)
+        checked = written
 
     started = time.monotonic()
     with job_step(spec.run_id, "gold"):

@@ -128,21 +128,23 @@ class ProgressReporter:
 
 
 def offset_total(offset: Any) -> int | None:
-    """Sum of the per-partition offsets in a source offset (JSON text or parsed).
+    """Sum of the per-partition offsets in a Kafka source offset (JSON text or parsed).
 
     Handles the project's Kafka source (``{"0": 120, "1": 118}``) and Spark's
-    own (``{"topic": {"0": 120}}``); None when there is no offset.
+    own (``{"topic": {"0": 120}}``); None when there is no offset, or when it is
+    not a Kafka offset (a Delta source's ``{"version": 4}``).
     """
-    if offset is None:
-        return None
     if isinstance(offset, str):
         try:
             offset = json.loads(offset)
         except ValueError:
             return None
-    if isinstance(offset, dict):
-        parts = [offset_total(value) for value in offset.values()]
-        return sum(p for p in parts if p is not None)
-    if isinstance(offset, int) and not isinstance(offset, bool):
-        return offset
+    if not isinstance(offset, dict) or not offset:
+        return None
+    if all(isinstance(v, dict) for v in offset.values()):  # per topic
+        parts = [offset_total(v) for v in offset.values()]
+        return None if None in parts else sum(p for p in parts if p is not None)
+    if all(k.isdigit() and isinstance(v, int) and not isinstance(v, bool)
+           for k, v in offset.items()):  # fmt: skip
+        return sum(offset.values())
     return None

@@ -41,7 +41,7 @@ class StreamProgressListener(StreamingQueryListener):
     """Feeds a progress reporter per query; runs on the driver (py4j callback thread)."""
 
     def __init__(self, kafka_end: Callable[[], int] | None = None,
-                 lag_queries: Collection[str] = ("bronze",), interval_s: float = 2.0,
+                 lag_queries: Collection[str] = ("bronze", "silver"), interval_s: float = 2.0,
                  end_every_s: float = 5.0,
                  clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         """Build the listener; register it with ``spark.streams.addListener``.
@@ -49,7 +49,9 @@ class StreamProgressListener(StreamingQueryListener):
         Args:
             kafka_end: messages in the topic now (sum of end offsets); used for the
                 lag when the source does not report ``latestOffset``.
-            lag_queries: names of the queries that read Kafka.
+            lag_queries: names of the queries that may read Kafka (bronze's, or
+                silver's when its tasks land bronze); a lag is shown when their
+                source's offsets are Kafka's.
             interval_s: least seconds between two log lines per query (off a terminal).
             end_every_s: least seconds between two ``kafka_end`` calls.
             clock: seconds, monotonic (injected by tests).
@@ -105,8 +107,8 @@ class StreamProgressListener(StreamingQueryListener):
         self._rows[key] = rows = self._rows.get(key, 0) + input_rows(progress)
         figures: dict[str, Any] = {"batch": int(progress.batchId)}
         done, total = rows, None
-        if name in self._lag_queries and progress.sources:
-            source = progress.sources[0]
+        source = progress.sources[0] if progress.sources else None
+        if name in self._lag_queries and source is not None and offset_total(source.endOffset) is not None:
             if key not in self._begun:  # its first batch starts where the checkpoint left off
                 self._begun.add(key)
                 reporter.begin_at(offset_total(source.startOffset) or 0)

@@ -21,18 +21,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["BLOCK_ROWS", "BRONZE_BLOCKS_DDL", "FILES", "ROUTED", "ROUTED_BLOCKS_ARROW",
-           "ROUTED_BLOCKS_DDL", "TUPLES", "bronze_blocks", "group_blocks", "pack", "pack_table",
-           "unpack"]  # fmt: skip
+__all__ = ["BLOCK_ROWS", "BRONZE", "BRONZE_BLOCKS_ARROW", "BRONZE_BLOCKS_DDL", "FILES", "ROUTED",
+           "ROUTED_BLOCKS_ARROW", "ROUTED_BLOCKS_DDL", "TUPLES", "bronze_blocks", "files_block",
+           "group_blocks", "pack", "pack_table", "unpack"]  # fmt: skip
 
 BLOCK_ROWS = 50_000  # a few MB per block: well inside Arrow's 2 GB per binary column
-# Bronze rows of one splitter; ``splitter_group`` is the key silver groups by.
-BRONZE_BLOCKS_DDL = "splitter_group INT, splitter INT, rows LONG, block BINARY"
+# Packed rows of a ``kind`` for one splitter; ``splitter_group`` is the key silver groups by.
+BRONZE_BLOCKS_DDL = "splitter_group INT, splitter INT, kind STRING, rows LONG, block BINARY"
+BRONZE_BLOCKS_ARROW = pa.schema([("splitter_group", pa.int32()), ("splitter", pa.int32()),
+                                 ("kind", pa.string()), ("rows", pa.int64()),
+                                 ("block", pa.binary())])  # fmt: skip
 # The routing step's output, the workers' input: packed rows of a ``kind``, each
 # bound for the worker group (its grouping key) that reads or passes it on.
 ROUTED_BLOCKS_DDL = "worker_group INT, kind STRING, rows LONG, block BINARY"
 ROUTED_BLOCKS_ARROW = pa.schema([("worker_group", pa.int32()), ("kind", pa.string()),
                                  ("rows", pa.int64()), ("block", pa.binary())])  # fmt: skip
+BRONZE = "bronze"
+"""A splitter's bronze rows (``silver.schemas.BRONZE_INPUT`` columns), to route."""
 TUPLES = "tuples"
 """One worker's routed tuples (``silver.workers.WORKER_INPUT_ARROW``)."""
 ROUTED = "routed"
@@ -96,8 +101,22 @@ def bronze_blocks(rows: pa.RecordBatch | pa.Table, splitters: int, group_keys: S
         table = table.filter(pc.equal(table["run_id"], run_id))
     splitter = table["partition"].to_numpy() % splitters
     table = table.append_column("splitter", pa.array(splitter, pa.int32()))
-    return group_blocks(table, splitter, group_keys, _BRONZE_BLOCKS_ARROW)
+    blocks = group_blocks(table, splitter, group_keys, _SPLITTER_BLOCKS_ARROW)
+    return pa.RecordBatch.from_arrays(
+        [blocks.column("splitter_group"), blocks.column("splitter"),
+         pa.repeat(pa.scalar(BRONZE), blocks.num_rows), blocks.column("rows"),
+         blocks.column("block")], schema=BRONZE_BLOCKS_ARROW)  # fmt: skip
 
 
-_BRONZE_BLOCKS_ARROW = pa.schema([("splitter_group", pa.int32()), ("splitter", pa.int32()),
-                                  ("rows", pa.int64()), ("block", pa.binary())])  # fmt: skip
+def files_block(files: pa.RecordBatch, splitter: int, splitter_group: int) -> pa.RecordBatch:
+    """Files a read task wrote (``TASK_FILES_ARROW`` rows), as a ``files`` row for ``splitter``.
+
+    Its routing step passes them on to the silver query's writer, which commits them.
+    """
+    return pa.RecordBatch.from_pylist(
+        [{"splitter_group": splitter_group, "splitter": splitter, "kind": FILES,
+          "rows": files.num_rows, "block": pack(files)}], schema=BRONZE_BLOCKS_ARROW)  # fmt: skip
+
+
+_SPLITTER_BLOCKS_ARROW = pa.schema([("splitter_group", pa.int32()), ("splitter", pa.int32()),
+                                    ("rows", pa.int64()), ("block", pa.binary())])  # fmt: skip

@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from core.gc_pause import gc_paused
-from core.tables.task_files import TaskLanding, streaming_batch_id
+from core.tables.task_files import TASK_FILES_ARROW, TaskLanding, streaming_batch_id
 from silver.blocks import FILES, ROUTED, pack_table, unpack
 from silver.groupings.registry import grouping_class
 from silver.parsing import parse_raw_events
@@ -71,7 +71,8 @@ def route_blocks_with_state(
     (``silver.blocks``): the routed tuples packed per worker, for the workers'
     step, and the splitter's routed tuples, quarantined messages and snapshot
     record, bound for the silver tables (through the workers' step, which passes
-    them on). The state row holds the grouping snapshot.
+    them on). ``files`` rows in (bronze files landed by the read tasks) are
+    passed on with the step's own files. The state row holds the grouping snapshot.
 
     Args:
         worker_keys: the workers' grouping keys.
@@ -80,7 +81,8 @@ def route_blocks_with_state(
     """
     with gc_paused():
         blocks = pd.concat(list(frames), ignore_index=True)
-        raw = unpack(blocks["block"]).to_pandas()
+        landed = (blocks["kind"] == FILES).to_numpy()
+        raw = unpack(blocks.loc[~landed, "block"]).to_pandas()
         rows = parse_raw_events(raw, source_type, splitters)
         previous = state.get[0] if state.exists else None
         routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
@@ -89,8 +91,9 @@ def route_blocks_with_state(
             for frame in (routed, snapshot_row(rows, snapshot))
         )
         splitter = int(blocks["splitter"].iloc[0])
-        if land is not None:
-            files = pa.table(land(split_routed(table), streaming_batch_id(), splitter))
+        if land is not None:  # with the bronze files the read tasks landed, if any
+            files = pa.concat_tables([unpack(blocks.loc[landed, "block"], TASK_FILES_ARROW),
+                                      pa.table(land(split_routed(table), streaming_batch_id(), splitter))])  # fmt: skip
             own = [(FILES, files.num_rows, block) for block in pack_table(files)]
         else:
             own = [(ROUTED, table.num_rows, block) for block in pack_table(table)]

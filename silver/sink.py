@@ -3,7 +3,7 @@
 The silver query's streaming plan routes (``silver.stream.route_blocks``); its
 ``foreachBatch`` serves the routed tuples in the workers' queues
 (``silver.stream.serve_workers``) and commits, in this order,
-``silver.routed``, ``silver.quarantine``, ``silver.routing_snapshots``,
+``bronze.raw_events`` (when the query read Kafka itself), ``silver.routed``, ``silver.quarantine``, ``silver.routing_snapshots``,
 ``silver.worker_latency``, ``silver.worker_windows`` (gold watches it: a reader
 that sees a batch there finds it in every table gold reads) and
 ``silver.worker_queues``. With delta-rs the routing and the workers' tasks wrote
@@ -25,6 +25,7 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from bronze.landing import LANDING_TARGET
 from core.profiling import timed
 from core.storage import Storage
 from core.tables.base import TableBackend
@@ -45,7 +46,11 @@ __all__ = ["SilverTables", "silver_batch_writer"]
 
 @dataclass(frozen=True)
 class SilverTables:
-    """Where the silver query's output goes (table URIs)."""
+    """Where the silver query's output goes (table URIs).
+
+    ``bronze``: set when the query reads Kafka and its read tasks land bronze's
+    files (:mod:`silver.kafka_blocks`); the writer commits them first.
+    """
 
     routed: str
     quarantine: str
@@ -53,6 +58,7 @@ class SilverTables:
     latency: str
     queues: str
     windows: str
+    bronze: str | None = None
 
     def routing_landing(self, storage: Storage, app_id: str) -> TaskLanding:
         """Where the routing step's tasks write their tables' files."""
@@ -64,7 +70,8 @@ class SilverTables:
 
     def files_tables(self) -> dict[str, str]:
         """The tables whose files the tasks write (target -> table), in commit order."""
-        return {t: getattr(self, t) for t in (*ROUTING_TARGETS, *PARTIAL_TARGETS)}
+        landed = {LANDING_TARGET: self.bronze} if self.bronze is not None else {}
+        return {**landed, **{t: getattr(self, t) for t in (*ROUTING_TARGETS, *PARTIAL_TARGETS)}}
 
 
 def _schemas() -> dict[str, pa.Schema]:

@@ -1,16 +1,29 @@
-"""Silver's stage: one query routes bronze's messages and serves them in the workers' queues."""
+"""Silver's stage: one query routes the messages and serves them in the workers' queues.
+
+With a Kafka topic and the delta-rs backend it reads the topic itself and its
+read tasks land bronze's files (``bronze.stage.landing_topic``); otherwise it
+reads ``bronze.raw_events``, which bronze's own query writes.
+"""
 
 from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from bronze.schemas import RAW_EVENTS_ARROW
+from bronze.stage import landing_topic
 from core.spark.placement import spread_group_keys
 from core.spark.session import delta_spark_available
 from core.spark.stages import RunContext, Stage, StageDef
 from core.tables import read_delta_stream
 from core.tables.delta_rs import DeltaRsBackend
 from silver.sink import SilverTables, silver_batch_writer
-from silver.stream import BRONZE_INPUT, read_bronze_blocks, route_blocks, route_stream
+from silver.stream import (
+    BRONZE_INPUT,
+    read_bronze_blocks,
+    read_kafka_blocks,
+    route_blocks,
+    route_stream,
+)
 from silver.workers import WorkerServing
 
 __all__ = ["SILVER"]
@@ -27,17 +40,25 @@ def _silver(run: RunContext) -> Stage:
     splitter_keys = spread_group_keys(spec.splitters, partitions)
     worker_keys = spread_group_keys(spec.workers, partitions)
     app_id = f"{spec.run_id}-silver"
+    topic = landing_topic(run)
     tables = SilverTables(*(str(warehouse.table_uri("silver", name)) for name in
                             ("routed", "quarantine", "routing_snapshots", "worker_latency",
-                             "worker_queues", "worker_windows")))  # fmt: skip
+                             "worker_queues", "worker_windows")),
+                          bronze=bronze if topic is not None else None)  # fmt: skip
     # With delta-rs the tasks write the tables' files; the driver commits their names.
     landing = isinstance(run.backend, DeltaRsBackend)
     routing_land = tables.routing_landing(warehouse.storage, app_id) if landing else None
     serving = WorkerServing(spec.worker_window_ms, spec.process_ms, spec.speed, spec.run_id,
                             tables.partials_landing(warehouse.storage, app_id) if landing else None)  # fmt: skip
-    # Bounded bytes per micro-batch bound its memory, however many files a bronze
-    # commit has (landing writes one per Kafka range).
-    if delta_spark_available(spark):
+    if topic is not None:  # bronze is landed by this query's read tasks
+        run.backend.create_if_missing(bronze, RAW_EVENTS_ARROW)
+        blocks = read_kafka_blocks(spark, topic, warehouse.storage, bronze, spec.run_id,
+                                   spec.splitters, splitter_keys)  # fmt: skip
+        routed = route_blocks(blocks, spec.source_type, spec.splitters, spec.grouping,
+                              spec.workers, spec.params, worker_keys, routing_land)  # fmt: skip
+    # Reading bronze, bounded bytes per micro-batch bound its memory, however many
+    # files a bronze commit has.
+    elif delta_spark_available(spark):
         rows = read_delta_stream(spark, bronze, columns=BRONZE_INPUT,
                                  max_bytes_per_trigger=spec.silver_max_bytes_per_trigger)  # fmt: skip
         routed = route_stream(rows.where(F.col("run_id") == spec.run_id), spec.source_type,
@@ -54,5 +75,5 @@ def _silver(run: RunContext) -> Stage:
 
 
 SILVER = StageDef("silver", ("silver", "worker_windows"), _silver)
-"""Parses bronze's messages, routes each tuple with the run's grouping, and each
+"""Parses the messages, routes each tuple with the run's grouping, and each
 worker counts its tuples per window and serves them in its FIFO queue."""

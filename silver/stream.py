@@ -5,8 +5,9 @@ functions in ``silver.parsing``, ``silver.routing`` and ``silver.workers``, the
 same objects ``dkg simulate`` uses. A message's splitter follows from its Kafka
 partition alone, so parsing runs inside the routing step: one Python hop per
 micro-batch instead of two. Rows cross Spark packed (``silver.blocks``): per
-splitter into the routing (:func:`read_bronze_blocks` packs them as bronze
-files are read, :func:`route_stream` packs any row stream), per worker from
+splitter into the routing (:func:`read_kafka_blocks` packs them as Kafka is
+read and landed in bronze, :func:`read_bronze_blocks` as bronze files are read,
+:func:`route_stream` packs any row stream), per worker from
 the routing into the workers' step (:func:`serve_workers`, run by the query's
 ``foreachBatch``: a query may hold one ``applyInPandasWithState`` only).
 """
@@ -15,26 +16,31 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
+from core.kafka.admin import BrokerError, topic_exists
+from core.kafka.source import KafkaTopic
 from core.spark.input_rows import observe_input_rows
 from core.spark.placement import spread_group_keys
 from core.spark.sources import bind_source
 from core.storage import Storage
 from core.tables.task_files import TaskLanding
-from silver.blocks import BRONZE_BLOCKS_DDL, ROUTED_BLOCKS_DDL, bronze_blocks
+from silver.blocks import BRONZE, BRONZE_BLOCKS_DDL, ROUTED_BLOCKS_DDL, bronze_blocks
 from silver.bronze_source import BronzeBlocksSource
+from silver.kafka_blocks import KafkaBlocksSource
 from silver.routing import route_blocks_with_state
 from silver.schemas import BRONZE_INPUT, ROUTING_STATE_DDL
 from silver.workers import WORKER_OUTPUT_DDL, QueueState, WorkerServing, serve_worker_group
 
-__all__ = ["BRONZE_INPUT", "read_bronze_blocks", "route_blocks", "route_stream", "serve_workers",
-           "splitter_group_keys"]  # fmt: skip
+__all__ = ["BRONZE_INPUT", "read_bronze_blocks", "read_kafka_blocks", "route_blocks", "route_stream",
+           "serve_workers", "splitter_group_keys"]  # fmt: skip
 
 
 def splitter_group_keys(
@@ -57,6 +63,29 @@ def read_bronze_blocks(spark: SparkSession, storage: Storage, bronze: str, run_i
     if max_bytes_per_trigger:
         reader = reader.option("maxBytesPerTrigger", str(max_bytes_per_trigger))
     return observe_input_rows(reader.load(), "rows")  # Spark counts blocks; progress, messages
+
+
+def read_kafka_blocks(spark: SparkSession, topic: KafkaTopic, storage: Storage, bronze: str,
+                      run_id: str, splitters: int, group_keys: Sequence[int]) -> DataFrame:  # fmt: skip
+    """The topic's new messages as a stream of blocks, landed in ``bronze`` as they are read.
+
+    The ``files`` blocks name the landed files; the silver query's writer commits them.
+
+    Raises:
+        BrokerError: the topic does not exist (asked on the driver, so the message
+            is not buried in a failed query's trace).
+    """
+    if not topic_exists(topic.client, topic.topic):
+        raise BrokerError(f"topic {topic.topic!r} does not exist on {topic.client.bootstrap}")
+    if topic.min_partitions is None:  # two similar tasks per core, however skewed the partitions
+        topic = replace(topic, min_partitions=2 * spark.sparkContext.defaultParallelism)
+    source = bind_source(spark, KafkaBlocksSource, client=topic.client, storage=storage)
+    reader = spark.readStream.format(source).options(**topic.options())
+    reader = reader.option("path", bronze).option("run_id", run_id)
+    reader = reader.option("splitters", str(splitters))
+    reader = reader.option("groupKeys", ",".join(map(str, group_keys)))
+    # Spark counts blocks; progress wants messages, which the file rows would count twice.
+    return observe_input_rows(reader.load(), F.when(F.col("kind") == BRONZE, F.col("rows")))
 
 
 def _pack_rows(batches: Iterator[pa.RecordBatch], splitters: int,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 __all__ = ["INPUT_ROWS_METRIC", "input_rows", "observe_input_rows"]
 
@@ -27,7 +27,7 @@ def input_rows(progress: Any) -> int:
     return int(progress.numInputRows or 0)
 
 
-def observe_input_rows(packed: DataFrame, records: str) -> DataFrame:
-    """``packed``, observing the sum of its ``records`` column as each batch's input rows."""
+def observe_input_rows(packed: DataFrame, records: str | Column) -> DataFrame:
+    """``packed``, observing the sum of ``records`` (a column) as each batch's input rows."""
     total = F.coalesce(F.sum(records), F.lit(0)).cast("long").alias("rows")
     return packed.observe(INPUT_ROWS_METRIC, total)

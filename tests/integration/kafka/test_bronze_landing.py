@@ -1,14 +1,13 @@
-"""Bronze landing: tasks write Kafka ranges to Parquet; the table equals the row path's."""
+"""Bronze landing: silver's read tasks write Kafka ranges to Parquet; the table equals the row path's."""
 
 from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
 
-from bronze.landing import land_range
+from bronze.landing import bronze_batches, write_landed
 from bronze.schemas import RAW_EVENTS_ARROW
 from bronze.stage import BRONZE
-from bronze.stream import landing_batch_writer
 from core.kafka.admin import end_offsets, ensure_topic
 from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, open_producer, send
@@ -19,6 +18,7 @@ from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.medallion import StageTimes, _drain
+from silver.stage import SILVER
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -43,12 +43,15 @@ def test_a_landed_range_is_the_partition_byte_exact_and_lands_again_identically(
     ends = end_offsets(kafka, "landing-range")
     task = KafkaRange("landing-range", 0, 3, ends[0])
 
-    first = land_range(task, kafka, LOCAL_FILES, str(tmp_path), "run-a")
+    def land(run_id: str):
+        return write_landed(task, bronze_batches(task, kafka, run_id), LOCAL_FILES,
+                            str(tmp_path), run_id)  # fmt: skip
+
+    first = land("run-a")
     assert first is not None and first.rows == ends[0] - 3
     table = pq.read_table(tmp_path / first.name)
     content = (tmp_path / first.name).read_bytes()
-    again = land_range(task, kafka, LOCAL_FILES, str(tmp_path), "run-a")
-    other_run = land_range(task, kafka, LOCAL_FILES, str(tmp_path), "run-b")
+    again, other_run = land("run-a"), land("run-b")
 
     assert table.schema.equals(RAW_EVENTS_ARROW)
     assert table["offset"].to_pylist() == list(range(3, ends[0]))
@@ -61,20 +64,22 @@ def test_a_landed_range_is_the_partition_byte_exact_and_lands_again_identically(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, other_run.name])
 
 
-def test_landed_bronze_equals_the_row_path_and_a_replay_adds_nothing(
+def test_landed_bronze_equals_the_row_path(
     spark, kafka, tmp_path
 ) -> None:
     _fill(kafka, "landing-stage", copies=300, partitions=3)
     topic = KafkaTopic(kafka, "landing-stage", max_offsets_per_trigger=500)
     backend = DeltaRsBackend()
     tables = {}
-    for label, source in (("landed", topic), ("rows", topic.rows(spark))):
+    # Landed by silver's read tasks, or as rows by bronze's own query.
+    for label, source, stage in (("landed", topic, SILVER), ("rows", topic.rows(spark), BRONZE)):
         warehouse = Warehouse(tmp_path / label)
         spec = RunSpec(run_id=label, source_type="ZIPF", grouping="KEY", workers=2, splitters=3)
         times = StageTimes()
-        _drain(BRONZE.build(RunContext(spark, source, spec, warehouse, backend)), times)
+        _drain(stage.build(RunContext(spark, source, spec, warehouse, backend)), times)
         tables[label] = backend.read(warehouse.table_uri("bronze", "raw_events"))
-        assert times.profile["bronze"]["rows"] == 300 * len(MESSAGES)  # messages, not files
+        assert times.profile[stage.name]["rows"] == 300 * len(MESSAGES)  # messages, not files
+        assert times.profile[stage.name]["batches"] >= 3  # 500 messages per micro-batch
     landed, rows = (tables[k].drop(["run_id"]).sort_by([("partition", "ascending"),
                                                         ("offset", "ascending")])
                     for k in ("landed", "rows"))  # fmt: skip
@@ -82,11 +87,9 @@ def test_landed_bronze_equals_the_row_path_and_a_replay_adds_nothing(
     assert landed.num_rows == 300 * len(MESSAGES)
     assert landed.equals(rows)
     assert tables["landed"].schema.equals(tables["rows"].schema)
+    # None of these payloads is a ZIPF message: silver quarantined every one, once.
+    quarantine = backend.read(Warehouse(tmp_path / "landed").table_uri("silver", "quarantine"))
+    assert sorted(zip(quarantine["partition"].to_pylist(), quarantine["offset"].to_pylist(),
+                      strict=True)) == sorted(zip(rows["partition"].to_pylist(),
+                                                  rows["offset"].to_pylist(), strict=True))  # fmt: skip
 
-    # A replayed batch that is already committed is skipped before its tasks run.
-    path = Warehouse(tmp_path / "landed").table_uri("bronze", "raw_events")
-    version = backend.version(path)
-    must_not_run = spark.range(1).selectExpr("raise_error('the replay ran') AS target")
-    landing_batch_writer(backend, path, "landed-bronze")(must_not_run, 0)
-    assert backend.version(path) == version
-    assert backend.read(path).num_rows == 300 * len(MESSAGES)

@@ -67,7 +67,9 @@ def test_short_or_failed_work_logs_nothing(caplog):
     ({"0": 3}, 3),
     (None, None),
     ("not json", None),
-    ('{"version": 4, "index": -1}', 3),
+    ('{"version": 4, "index": -1}', None),
+    ({"version": 4}, None),
+    ({"0": 3, "version": 4}, None),
 ])  # fmt: skip
 def test_offset_total(offset, total):
     assert offset_total(offset) == total
@@ -159,7 +161,7 @@ def test_stream_progress_rates_records_over_each_query_s_own_running_time(caplog
     listener.onQueryProgress(_batch("silver", 0, 25, 100_000, 1.3))
     assert [r.getMessage() for r in caplog.records] == [
         "bronze: 120,000/120,000 msg, 8,000 msg/s, batch 3, lag 0",  # 100,000 in 12.5 s
-        "silver: 100,000 rows, 5,000 rows/s, batch 0",  # 100,000 in 20 s
+        "silver: 100,000 msg, 5,000 msg/s, batch 0",  # 100,000 in 20 s
     ]
     assert listener.last["silver"]["rate"] == 5_000
 
