@@ -129,7 +129,8 @@ class _CpuMeter:
     """Busy CPU seconds of the whole machine (all processes: JVM, Python workers, driver) per layer.
 
     The drain runs alone on the machine, so this is what each layer costs in CPU;
-    two cores give at most twice the wall time.
+    two cores give at most twice the wall time. A query that writes two layers
+    (silver's, landing bronze) shows under the first of them, the other at 0.
     """
 
     def __init__(self) -> None:
@@ -317,7 +318,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=10)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--grouping", default="DYNAMIC_KEY")
-    parser.add_argument("--max-offsets", type=int, default=500_000, help="per bronze micro-batch")
+    parser.add_argument("--max-offsets", type=int, default=500_000, help="Kafka messages per micro-batch")
     parser.add_argument("--mode", choices=("drain", "live", "both"), default="both")
     parser.add_argument("--trigger", type=float, default=1.0, help="live: seconds per trigger")
     parser.add_argument("--cold", action="store_true",
