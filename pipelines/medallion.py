@@ -2,7 +2,7 @@
 
 Each layer builds its own stages (``bronze.stage``, ``silver.stage``); this
 module only runs them in data-flow order: silver's query alone when its tasks
-land bronze as they read Kafka, else bronze's and then silver's. Each is its own streaming query with
+land bronze as they read Kafka, else bronze's and then silver's. Each query has
 its own checkpoint under ``<state>/_checkpoints/<run_id>-<query>``; every sink
 is idempotent per micro-batch (Delta application transactions), so a run killed
 at any point and started again with the same run id resumes without loss or
@@ -44,6 +44,7 @@ _LAYERS = ("bronze", "silver")
 def stages(run: RunContext) -> tuple[StageDef, ...]:
     """The run's streaming queries in data-flow order; each reads the previous one's output."""
     return (SILVER,) if landing_topic(run) is not None else (BRONZE, SILVER)
+
 
 Source = DataFrame | KafkaTopic
 """What bronze reads: a Kafka topic, or any streaming DataFrame with Kafka's columns."""
@@ -99,8 +100,8 @@ def run_finite(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Wa
 
     Args:
         spark: the session.
-        source: a Kafka topic (landed by the bronze tasks on a delta-rs warehouse,
-            read as rows otherwise) or any streaming DataFrame with Kafka's
+        source: a Kafka topic (landed by silver's read tasks on a delta-rs
+            warehouse, read as rows by bronze's query otherwise) or any streaming DataFrame with Kafka's
             columns (so tests and other sources plug in here).
         spec: the run.
         warehouse: where tables and checkpoints live.
