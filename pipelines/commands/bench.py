@@ -80,7 +80,8 @@ MATRIX = tuple(
     for (name, exponent), workers, splitters in itertools.product(_SKEWS, (10, 50, 100), (1, 4))
 )
 GROUPINGS = (
-    "SHUFFLE,KEY,PARTIAL_KEY,DYNAMIC_KEY,DYNAMIC_KEY(relief_share_factor=0),"
+    "SHUFFLE,KEY,PARTIAL_KEY,DYNAMIC_KEY,DYNAMIC_KEY(placement=least_loaded),"
+    "DYNAMIC_KEY(placement=least_loaded,relief_share_factor=0),"
     "DYNAMIC_KEY(mode=seed),CONSISTENT_HASH(strategy=halving),"
     "CONSISTENT_HASH(strategy=doubling),SMALOPS,W_CHOICES"
 )

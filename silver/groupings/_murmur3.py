@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["hash_utf8_column"]
+__all__ = ["fmix64", "hash_utf8_column"]
 
 _M32 = np.uint64(0xFFFFFFFF)
 _C1_32 = np.uint64(0xCC9E2D51)
@@ -50,7 +50,8 @@ def _fmix32(h):
 
 
 @numba.njit(inline="always")
-def _fmix64(k):
+def fmix64(k):
+    """MurmurHash3's 64-bit finalizer: a bijective mix of a uint64."""
     k ^= k >> _U(33)
     k *= _U(0xFF51AFD7ED558CCD)
     k ^= k >> _U(33)
@@ -114,8 +115,8 @@ def murmur3_x64_128_low(data, start, end, seed):
     h2 ^= _U(length)
     h1 += h2
     h2 += h1
-    h1 = _fmix64(h1)
-    h2 = _fmix64(h2)
+    h1 = fmix64(h1)
+    h2 = fmix64(h2)
     return h1 + h2
 
 

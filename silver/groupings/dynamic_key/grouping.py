@@ -44,9 +44,10 @@ class DynamicKeyGrouping(Grouping[DynamicKeyParams, DynamicKeyState]):
                 s.ks_last_check, s.ks_index,
             )  # fmt: skip
         else:
+            slack = p.placement_slack if p.placement == "hashed" else -1.0
             floats = np.array(
                 [p.hot_share_factor / self.workers, p.headroom, p.overload_tolerance, p.decay,
-                 p.relief_share_factor / self.workers]
+                 p.relief_share_factor / self.workers, slack, p.overload_share * self.workers]
             )  # fmt: skip
             out = route_adaptive_rule(
                 hashes.fingerprint, hashes.home, event_times_ms, self._int_params(), floats,

@@ -9,17 +9,27 @@ next in the ring) when even its least-loaded candidate is above
 pools that grow for hot keys) and changes three things, each a parameter:
 hot keys are found by a decayed SpaceSaving summary instead of key spaces; a
 hot key's pool is sized to its estimated share (``ceil(share * W * (1 +
-headroom))``) and grows with the least-loaded workers rather than the next in
-the ring; and a pool also grows while all its members sit above the mean load by
-more than ``overload_tolerance``. Cold keys keep ``initial_pool`` workers
+headroom))``) and grows with workers that are not overloaded (``placement``,
+below) rather than the next in the ring; and a pool also grows while all its
+members sit above the mean load by more than ``overload_tolerance`` of the mean
+and ``overload_share`` of the stream. Cold keys keep ``initial_pool`` workers
 (1 in adaptive mode: only hot keys pay for splitting), except that a key whose
 share reaches ``relief_share_factor / W`` is also split when its home worker is
 above the mean load by more than ``overload_tolerance``: on flat heads (word
 streams, where dozens of keys weigh about 1/W) the keys just below the hot
 threshold would otherwise pin overloaded workers. ``relief_share_factor: 0``
-is the adaptive rule without that relief, routing exactly as before it existed.
+(with ``placement: least_loaded``) is the adaptive rule without that relief,
+routing exactly as before it existed.
 
-Unset fields take their mode's default (see ``MODE_DEFAULTS``).
+``placement`` decides which worker joins a hot key's pool. ``hashed`` (the
+default) takes, among the workers not overloaded, the one the key itself ranks
+first (a rendezvous hash), so independent splitters that each see part of the
+stream grow the same pool; ``least_loaded`` takes the least-loaded worker, as
+the adaptive rule did before (``placement: least_loaded`` routes exactly as that
+rule did, and with ``relief_share_factor: 0`` as the rule before relief).
+
+Unset fields take their mode's default (see ``MODE_DEFAULTS``) and, in adaptive
+mode, their placement's (see ``PLACEMENT_DEFAULTS``).
 """
 
 from __future__ import annotations
@@ -31,12 +41,21 @@ from pydantic import Field, model_validator
 
 from silver.groupings.base import GroupingParams
 
-__all__ = ["MODE_DEFAULTS", "DynamicKeyParams"]
+__all__ = ["MODE_DEFAULTS", "PLACEMENT_DEFAULTS", "DynamicKeyParams"]
 
 MODE_DEFAULTS: dict[str, dict[str, Any]] = {
     "seed": {"initial_pool": 2, "warm_up_ms": 15_000, "check_interval_ms": 60_000},
     "adaptive": {"initial_pool": 1, "warm_up_ms": 1_000, "check_interval_ms": 1_000},
 }
+# Hashed placement, by measurement (docs/benchmarks.md, 2026-11-26): pools sized to
+# the share alone, re-examined every 500 ms, grown further only while overloaded by
+# more than 8e-4 of the stream; least-loaded keeps the earlier rule's values.
+PLACEMENT_DEFAULTS: dict[str, dict[str, Any]] = {
+    "hashed": {"headroom": 0.0, "check_interval_ms": 500, "overload_tolerance": 0.0,
+               "overload_share": 8e-4},
+    "least_loaded": {"headroom": 0.2, "check_interval_ms": 1_000, "overload_tolerance": 0.01,
+                     "overload_share": 0.0},
+}  # fmt: skip
 
 
 class DynamicKeyParams(GroupingParams):
@@ -61,6 +80,13 @@ class DynamicKeyParams(GroupingParams):
         decay: adaptive: summary counts are multiplied by this every cycle.
         relief_share_factor: adaptive: a key whose share >= factor / W is split
             when its home is overloaded; 0 turns this off.
+        placement: adaptive: ``hashed`` (the key's own ranking among workers
+            not overloaded) or ``least_loaded`` picks a pool's next member.
+        placement_slack: hashed: a worker is not overloaded while its load is
+            at most this fraction above the mean.
+        overload_share: adaptive: a pool is overloaded only when its
+            least-loaded member is above the mean by more than this share of
+            the stream as well (``overload_tolerance`` is relative to the mean).
     """
 
     mode: Literal["seed", "adaptive"] = "adaptive"
@@ -80,12 +106,19 @@ class DynamicKeyParams(GroupingParams):
     # 0.1 by measurement (docs/benchmarks.md, 2026-11-25): 0.05 and 0.02 balance
     # no better and cost more dist_cost with several splitters.
     relief_share_factor: float = Field(default=0.1, ge=0, le=1)
+    placement: Literal["hashed", "least_loaded"] = "hashed"
+    placement_slack: float = Field(default=0.02, ge=0)
+    overload_share: float = Field(default=8e-4, ge=0, le=1)
 
     @model_validator(mode="before")
     @classmethod
     def _fill_mode_defaults(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            defaults = MODE_DEFAULTS.get(data.get("mode", "adaptive"), {})
+            mode = data.get("mode", "adaptive")
+            defaults = MODE_DEFAULTS.get(mode, {})
+            if mode == "adaptive":
+                placement = data.get("placement", "hashed")
+                defaults = {**defaults, **PLACEMENT_DEFAULTS.get(placement, {})}
             data = {**defaults, **{k: v for k, v in data.items() if v is not None}}
         return data
 

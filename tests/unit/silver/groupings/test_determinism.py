@@ -13,6 +13,7 @@ VARIANTS = [(name, {}) for name in GROUPING_NAMES] + [
                      "warm_up_ms": 1000}),
     ("CONSISTENT_HASH", {"strategy": "halving"}),
     ("DYNAMIC_KEY", {"relief_share_factor": 0}),
+    ("DYNAMIC_KEY", {"placement": "least_loaded"}),
     ("DYNAMIC_KEY", {"relief_share_factor": 0.5, "hot_share_factor": 1.0}),
 ]  # fmt: skip
 
