@@ -37,6 +37,7 @@ from core.tables.base import (
     where_predicate,
 )
 from core.tables.delta_log import has_commit
+from core.tables.partition_files import partition_string, plain_partitions, write_partition_files
 
 __all__ = ["DataFile", "DeltaRsBackend"]
 
@@ -78,6 +79,14 @@ def _local_folder(path: TablePath) -> bool:
     # The path says where the table is: options may be empty for an object store
     # whose credentials come from the environment or an instance profile.
     return len(urlparse(str(path)).scheme) <= 1  # none, or a Windows drive letter
+
+
+def _plain_partitions(table: DeltaTable | None, data: pa.Table) -> list[str]:
+    """The table's partition columns when it has some and all are strings or integers, else []."""
+    if table is None:
+        return []
+    partitions = list(table.metadata().partition_columns)
+    return partitions if partitions and plain_partitions(data.schema, partitions) else []
 
 
 def _quote(column: str) -> str:
@@ -201,8 +210,13 @@ class DeltaRsBackend:
                 if table is None:
                     self.create_if_missing(path, arrow.schema, partition_by)
                 return False
+            partitions = _plain_partitions(table, arrow)
             try:
                 with timed("delta_write"):
+                    if table is not None and partitions:
+                        self._write_partitions(table, str(path), arrow, partitions,
+                                               _commit(app_id, batch_id))  # fmt: skip
+                        return True
                     write_deltalake(
                         table if table is not None else str(path),
                         arrow,
@@ -322,16 +336,36 @@ class DeltaRsBackend:
             arrow = to_arrow(data)
             if arrow.num_rows == 0:
                 return False
+            partitions = _plain_partitions(table, arrow)
             try:
                 with timed("delta_write"):
-                    write_deltalake(table, arrow, mode="overwrite", predicate=predicate,
-                                    commit_properties=_commit(app_id, batch_id))  # fmt: skip
+                    if partitions and set(where) <= set(partitions):
+                        self._write_partitions(table, str(path), arrow, partitions,
+                                               _commit(app_id, batch_id), where)  # fmt: skip
+                    else:
+                        write_deltalake(table, arrow, mode="overwrite", predicate=predicate,
+                                        commit_properties=_commit(app_id, batch_id))  # fmt: skip
             except Exception as exc:  # delta-rs raises many unrelated types
                 raise TableError(
                     f"replacement of batch {batch_id} ({app_id}) in {path} failed: {exc}"
                 ) from exc
             logger.debug("replaced %s in %s (batch %d of %s)", predicate, path, batch_id, app_id)
             return True
+
+    def _write_partitions(self, table: DeltaTable, path: str, data: pa.Table,
+                          partitions: list[str], commit: CommitProperties,
+                          where: Mapping[str, Sequence[Any]] | None = None) -> None:  # fmt: skip
+        """Commit ``data`` as new files, one per partition; with ``where``, replacing its partitions."""
+        schema = as_nullable(pa.schema(table.schema().to_arrow()))
+        files = pa.schema([field for field in schema if field.name not in partitions])
+        storage = Storage(path, dict(self._storage or {}))
+        actions = write_partition_files(storage, path, data, partitions, files)
+        replaced = None if where is None else [
+            (column, "in", [partition_string(v) for v in values]) for column, values in where.items()
+        ]  # fmt: skip
+        table.create_write_transaction(actions, mode="append" if where is None else "overwrite",
+                                       schema=table.schema(), partition_by=partitions,
+                                       partition_filters=replaced, commit_properties=commit)  # fmt: skip
 
     def read(self, path: TablePath) -> pa.Table:
         """The whole table as Arrow (driver memory: small tables and tests)."""
