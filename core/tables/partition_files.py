@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from deltalake.transaction import AddAction
 
 from core.storage import Storage
@@ -71,7 +72,12 @@ def write_partition_files(storage: Storage, table: str, data: pa.Table,
     for values in partitions.to_pylist():
         rows = _rows_of(data, partition_by, values).select(file_schema.names).cast(file_schema)
         name = f"part-{uuid.uuid4()}.snappy.parquet"
-        size = storage.write_parquet(table, name, rows)
+        # Straight into the new file (a stream, not a path: resolving a path's
+        # filesystem cost more than writing a window's rows). A file cut short is
+        # named by no commit, so it is never read.
+        with storage.filesystem.open_output_stream(storage.fs_path(f"{table}/{name}")) as out:
+            pq.write_table(rows, out, compression="snappy")
+            size = out.tell()
         actions.append(AddAction(name, size, {k: partition_string(v) for k, v in values.items()},
                                  now_ms, True, json.dumps({"numRecords": rows.num_rows})))  # fmt: skip
     return actions

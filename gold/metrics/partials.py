@@ -148,8 +148,8 @@ class RunPartials:
         # Only the batch's distinct keys go through the dict: its cost follows the new
         # partials, however many keys the run has.
         inverse, distinct = pd.factorize(keys)
-        codes = np.fromiter((self._codes.get(key, -1) for key in distinct), np.int64,
-                            len(distinct))  # fmt: skip
+        known = self._codes.get
+        codes = np.array([known(key, -1) for key in distinct], np.int64)
         for i in np.flatnonzero(codes < 0).tolist():  # keys new to the run
             codes[i] = self._codes[distinct[i]] = len(self._keys)
             self._keys.append(distinct[i])
