@@ -28,6 +28,7 @@ from core.tables.delta_log import (
     snapshot_files,
 )
 from gold.metrics.partials import RunPartials
+from silver.schemas import SNAPSHOTS_ARROW
 
 __all__ = ["RunPartialsFeed"]
 
@@ -110,7 +111,7 @@ class RunPartialsFeed:
             self.partials.restore(start, _of_window(windows, start, width),
                                   _of_window(latency, start, width))  # fmt: skip
 
-    def take_snapshots(self) -> tuple[pd.DataFrame, bool]:
+    def take_snapshots(self) -> tuple[pa.Table, bool]:
         """The run's routing snapshots read since the last call, and whether they are all of them.
 
         Snapshots stay until taken, so a refresh that publishes nothing loses none.
@@ -118,8 +119,8 @@ class RunPartialsFeed:
         taken, whole = self._snapshots, self._snapshots_whole
         self._snapshots, self._snapshots_whole = [], False
         if not taken:
-            return pd.DataFrame(columns=_SNAPSHOT_COLUMNS), whole
-        return pa.concat_tables(taken).to_pandas(), whole
+            return SNAPSHOTS_ARROW.empty_table(), whole
+        return pa.concat_tables(taken), whole
 
     def _new_files(self) -> tuple[dict[str, list[AddedFile]], dict[str, int]]:
         files: dict[str, list[AddedFile]] = {}

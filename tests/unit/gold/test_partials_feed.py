@@ -53,7 +53,7 @@ def _metrics(feed: RunPartialsFeed) -> pd.DataFrame:
 
 def _taken(feed: RunPartialsFeed) -> tuple[list[int], bool]:
     snapshots, whole_run = feed.take_snapshots()
-    return sorted(snapshots["event_time_ms"].tolist()), whole_run
+    return sorted(snapshots["event_time_ms"].to_pylist()), whole_run
 
 
 def test_snapshots_wait_until_taken(tmp_path):
