@@ -96,15 +96,27 @@ class _WindowSums:
     tuples: np.ndarray
 
     def add(self, pairs: np.ndarray, count: np.ndarray, tuples: np.ndarray) -> _WindowSums:
-        every, inverse = np.unique(np.concatenate([self.pairs, pairs]), return_inverse=True)
+        # Sorting only the new pairs and merging them in: the window filling now holds
+        # far more pairs than a refresh brings, and sorting them all again cost the most.
+        new, inverse = np.unique(pairs, return_inverse=True)
 
-        def summed(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        def summed(values: np.ndarray) -> np.ndarray:
             # Integer sums: bincount's float weights would round beyond 2**53.
-            out = np.zeros(len(every), np.int64)
-            np.add.at(out, inverse, np.concatenate([old, new]))
+            out = np.zeros(len(new), np.int64)
+            np.add.at(out, inverse, values)
             return out
 
-        return _WindowSums(every, summed(self.count, count), summed(self.tuples, tuples))
+        new_count, new_tuples = summed(count), summed(tuples)
+        at = np.searchsorted(self.pairs, new)
+        held = at < len(self.pairs)
+        held[held] = self.pairs[at[held]] == new[held]
+        old_count, old_tuples = self.count.copy(), self.tuples.copy()
+        old_count[at[held]] += new_count[held]  # distinct positions: the new pairs are
+        old_tuples[at[held]] += new_tuples[held]
+        fresh = ~held
+        return _WindowSums(np.insert(self.pairs, at[fresh], new[fresh]),
+                           np.insert(old_count, at[fresh], new_count[fresh]),
+                           np.insert(old_tuples, at[fresh], new_tuples[fresh]))  # fmt: skip
 
 
 _NO_SUMS = _WindowSums(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from gold.metrics import RunMetricsAccumulator
-from gold.metrics.partials import RunPartials, weighted_percentiles
+from gold.metrics.partials import _NO_SUMS, RunPartials, weighted_percentiles
 from silver.groupings.hashing import hash_keys
 from silver.workers import WORKER_INPUT_ARROW, serve_worker
 
@@ -166,3 +166,18 @@ def test_a_window_with_latency_partials_only_has_no_rows_yet():
     assert sorted(set(partials.key_counts(touched)["window_start_ms"].to_pylist())) == [0, 60_000]
     assert sorted(set(partials.worker_load(touched)["window_start_ms"].to_pylist())) == [0, 60_000]
     assert [w.window_start_ms for w in partials.result(1.0, touched).windows] == [0, 60_000]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_window_sums_merged_batch_by_batch_equal_a_plain_count(seed):
+    rng, sums, oracle = np.random.default_rng(seed), _NO_SUMS, {}
+    for _ in range(rng.integers(1, 8)):  # some batches empty, pairs repeated within and across
+        n = int(rng.integers(0, 60))
+        pairs, count, tuples = (rng.integers(0, 40, n), rng.integers(1, 9, n),
+                                rng.integers(1, 9, n))  # fmt: skip
+        sums = sums.add(pairs, count, tuples)
+        for pair, c, t in zip(pairs.tolist(), count.tolist(), tuples.tolist(), strict=True):
+            oracle[pair] = (oracle.get(pair, (0, 0))[0] + c, oracle.get(pair, (0, 0))[1] + t)
+    assert sums.pairs.tolist() == sorted(oracle)
+    assert list(zip(sums.count.tolist(), sums.tuples.tolist(), strict=True)) == [
+        oracle[p] for p in sorted(oracle)]  # fmt: skip
