@@ -382,6 +382,8 @@ class DeltaRsBackend:
                           where: Mapping[str, Sequence[Any]] | None = None) -> None:  # fmt: skip
         """Commit ``data`` as new files, one per partition; with ``where``, replacing its partitions."""
         schema = as_nullable(pa.schema(table.schema().to_arrow()))
+        if sorted(data.column_names) != sorted(schema.names):  # as delta-rs' own writer refuses
+            raise TableError(f"columns {data.column_names} are not the table's {schema.names}")
         files = pa.schema([field for field in schema if field.name not in partitions])
         storage = Storage(path, dict(self._storage or {}))
         actions = write_partition_files(storage, path, data, partitions, files)

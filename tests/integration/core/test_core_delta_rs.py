@@ -13,6 +13,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, TableBackend
+from core.tables.base import TableError
 from core.tables.delta_log import snapshot_files
 from core.warehouse import Warehouse
 
@@ -116,6 +117,17 @@ def test_partitioned_writes_are_read_alike_by_delta_rs_and_the_log(
     adds = pa.table(DeltaTable(str(path)).get_add_actions(flatten=True)).to_pydict()
     assert sorted(adds["num_records"]) == [1, 1, 1]  # one file per partition, rows counted
     assert backend.transaction_version(path, "q") == 2 and backend.version(path) == 2
+
+
+def test_a_partitioned_write_with_other_columns_is_refused(
+    backend: DeltaRsBackend, warehouse: Warehouse
+) -> None:
+    path = warehouse.table_uri("gold", "worker_load")
+    first = pa.table({"run": ["r"], "window": [0], "n": [1]})
+    backend.append(path, first, "q", 0, ["run", "window"])
+    with pytest.raises(TableError, match="not the table's"):
+        backend.append(path, pa.table({"run": ["r"], "window": [0], "m": [1]}), "q", 1)
+    assert backend.version(path) == 0
 
 
 def test_a_replacement_beyond_the_partitions_matches_rows(
