@@ -9,26 +9,31 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
+import pyarrow as pa
 
 from silver.groupings.registry import grouping_class
 
-__all__ = ["HOT_KEY_COLUMNS", "hot_keys_from_snapshots"]
+__all__ = ["HOT_KEYS_ARROW", "hot_keys_from_snapshots"]
 
-HOT_KEY_COLUMNS = ["run_id", "splitter", "as_of_ms", "key", "pool_size", "workers",
-                   "estimated_share", "reason"]  # fmt: skip
+HOT_KEYS_ARROW = pa.schema([("run_id", pa.string()), ("splitter", pa.int32()),
+                            ("as_of_ms", pa.int64()), ("key", pa.string()),
+                            ("pool_size", pa.int32()), ("workers", pa.list_(pa.int64())),
+                            ("estimated_share", pa.float64()), ("reason", pa.string())])  # fmt: skip
+
+_SNAPSHOT_COLUMNS = ("run_id", "splitter", "event_time_ms", "state")
 
 
-def hot_keys_from_snapshots(snapshots: pd.DataFrame, grouping: str, workers: int,
-                            params: dict[str, Any]) -> pd.DataFrame:  # fmt: skip
+def hot_keys_from_snapshots(snapshots: pa.Table, grouping: str, workers: int,
+                            params: dict[str, Any]) -> pa.Table:  # fmt: skip
     """One row per hot key per snapshot (run, splitter, event time of the snapshot)."""
     cls = grouping_class(grouping)
     validated = cls.params_type(**params)
-    rows = []
-    for snapshot in snapshots.itertuples(index=False):
-        router = cls.restore(workers, validated, bytes(snapshot.state))
-        for hot in router.hot_keys():
-            rows.append((snapshot.run_id, int(snapshot.splitter), snapshot.event_time_ms, hot.key,
-                         hot.pool_size, list(hot.workers), hot.estimated_share, hot.reason))  # fmt: skip
-    frame = pd.DataFrame(rows, columns=HOT_KEY_COLUMNS)
-    return frame.astype({"splitter": "int32", "pool_size": "int32", "as_of_ms": "Int64"})
+    columns: dict[str, list[Any]] = {name: [] for name in HOT_KEYS_ARROW.names}
+    taken = [snapshots[name].to_pylist() for name in _SNAPSHOT_COLUMNS]
+    for run_id, splitter, as_of_ms, state in zip(*taken, strict=True):
+        for hot in cls.restore(workers, validated, state).hot_keys():
+            row = (run_id, splitter, as_of_ms, hot.key, hot.pool_size, list(hot.workers),
+                   hot.estimated_share, hot.reason)  # fmt: skip
+            for column, value in zip(columns.values(), row, strict=True):
+                column.append(value)
+    return pa.table(columns, schema=HOT_KEYS_ARROW)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from core.run_spec import RunSpec
 from core.tables.base import TableBackend
@@ -49,9 +50,8 @@ def partials_feed(warehouse: Warehouse, settings: RunSpec) -> RunPartialsFeed:
     return RunPartialsFeed(warehouse.storage, *silver, settings.run_id, partials)
 
 
-def _of_run(frame: pd.DataFrame, settings: RunSpec) -> pd.DataFrame:
-    frame.insert(0, "run_id", settings.run_id)
-    return frame
+def _of_run(rows: pa.Table, settings: RunSpec) -> pa.Table:
+    return rows.add_column(0, "run_id", pa.array([settings.run_id] * rows.num_rows, pa.string()))
 
 
 def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
@@ -96,8 +96,11 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
     elif len(hot):
         backend.append(gold["hot_keys"], hot, app_id, version, ["run_id"])
     # Last: its transaction is the one checked above, so a refresh cut short is redone.
-    metrics = _of_run(feed.partials.result(processing_seconds, touched).to_frame(), settings)
-    metrics["window_start_ms"] = metrics["window_start_ms"].fillna(_CUMULATIVE)
+    metrics = feed.partials.result(processing_seconds, touched).to_table()
+    starts = metrics.schema.get_field_index("window_start_ms")
+    metrics = _of_run(metrics.set_column(starts, "window_start_ms",
+                                         pc.fill_null(metrics["window_start_ms"], _CUMULATIVE)),
+                      settings)  # fmt: skip
     backend.replace(gold["distribution_metrics"], metrics,
                     {**windows, "window_start_ms": [_CUMULATIVE, *touched]}, app_id, version,
                     _WINDOWED)  # fmt: skip

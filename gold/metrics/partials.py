@@ -21,24 +21,32 @@ published again.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from gold.metrics.balance import balance_metrics
 from gold.metrics.summary import MetricRow, RunMetrics
 
-__all__ = ["RunPartials", "weighted_percentiles"]
+__all__ = ["Rows", "RunPartials", "weighted_percentiles"]
 
-_KEY_COUNTS = {"window_start_ms": "int64", "window_end_ms": "int64", "key": "object",
-               "count": "int64", "tuples": "int64", "workers": "int64"}  # fmt: skip
-_WORKER_LOAD = {"window_start_ms": "int64", "worker": "int32", "tuples": "int64", "keys": "int64"}
+Rows: TypeAlias = "pa.Table | pd.DataFrame"
+"""Rows of a silver table, as Arrow (read from its files) or pandas."""
+
+_KEY_COUNTS = pa.schema([("window_start_ms", pa.int64()), ("window_end_ms", pa.int64()),
+                         ("key", pa.string()), ("count", pa.int64()), ("tuples", pa.int64()),
+                         ("workers", pa.int64())])  # fmt: skip
+_WORKER_LOAD = pa.schema([("window_start_ms", pa.int64()), ("worker", pa.int32()),
+                          ("tuples", pa.int64()), ("keys", pa.int64())])  # fmt: skip
 
 
-def _typed(frames: list[pd.DataFrame], columns: dict[str, str]) -> pd.DataFrame:
-    if not frames:
-        return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in columns.items()})
-    return pd.concat(frames, ignore_index=True).astype(columns)
+def _table(windows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """One table of every window's columns (``schema``'s, in its order)."""
+    columns = {name: np.concatenate([w[name] for w in windows]) if windows else []
+               for name in schema.names}  # fmt: skip
+    return pa.table(columns, schema=schema)
 
 
 def weighted_percentiles(values: np.ndarray, counts: np.ndarray,
@@ -58,8 +66,22 @@ def weighted_percentiles(values: np.ndarray, counts: np.ndarray,
     return out
 
 
-def _add_counts(old: pd.Series | None, new: pd.Series) -> pd.Series:
-    return new if old is None else old.add(new, fill_value=0).astype("int64")
+_Histogram = tuple[np.ndarray, np.ndarray]  # distinct latencies (sorted) and their tuples
+
+
+def _histogram(latency: np.ndarray, tuples: np.ndarray,
+               old: _Histogram | None = None) -> _Histogram:  # fmt: skip
+    """Tuples per distinct latency, added to ``old``'s."""
+    if old is not None:
+        latency, tuples = np.concatenate([old[0], latency]), np.concatenate([old[1], tuples])
+    every, inverse = np.unique(latency, return_inverse=True)
+    summed = np.zeros(len(every), np.int64)
+    np.add.at(summed, inverse, tuples)
+    return every, summed
+
+
+def _numbers(rows: Rows, column: str, kind: type) -> np.ndarray:
+    return np.asarray(rows[column], dtype=kind)
 
 
 @dataclass(frozen=True)
@@ -74,15 +96,27 @@ class _WindowSums:
     tuples: np.ndarray
 
     def add(self, pairs: np.ndarray, count: np.ndarray, tuples: np.ndarray) -> _WindowSums:
-        every, inverse = np.unique(np.concatenate([self.pairs, pairs]), return_inverse=True)
+        # Sorting only the new pairs and merging them in: the window filling now holds
+        # far more pairs than a refresh brings, and sorting them all again cost the most.
+        new, inverse = np.unique(pairs, return_inverse=True)
 
-        def summed(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        def summed(values: np.ndarray) -> np.ndarray:
             # Integer sums: bincount's float weights would round beyond 2**53.
-            out = np.zeros(len(every), np.int64)
-            np.add.at(out, inverse, np.concatenate([old, new]))
+            out = np.zeros(len(new), np.int64)
+            np.add.at(out, inverse, values)
             return out
 
-        return _WindowSums(every, summed(self.count, count), summed(self.tuples, tuples))
+        new_count, new_tuples = summed(count), summed(tuples)
+        at = np.searchsorted(self.pairs, new)
+        held = at < len(self.pairs)
+        held[held] = self.pairs[at[held]] == new[held]
+        old_count, old_tuples = self.count.copy(), self.tuples.copy()
+        old_count[at[held]] += new_count[held]  # distinct positions: the new pairs are
+        old_tuples[at[held]] += new_tuples[held]
+        fresh = ~held
+        return _WindowSums(np.insert(self.pairs, at[fresh], new[fresh]),
+                           np.insert(old_count, at[fresh], new_count[fresh]),
+                           np.insert(old_tuples, at[fresh], new_tuples[fresh]))  # fmt: skip
 
 
 _NO_SUMS = _WindowSums(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
@@ -100,13 +134,13 @@ class RunPartials:
     def __init__(self, workers: int, window_ms: int, speed: float) -> None:
         self.workers, self.window_ms, self.speed = workers, window_ms, speed
         self._windows: dict[int, _WindowSums] = {}
-        self._latency: dict[int, pd.Series] = {}  # latency -> tuples
+        self._latency: dict[int, _Histogram] = {}
         self._extremes: dict[int, tuple[int, float]] = {}  # first event, last completion
         self._codes: dict[str, int] = {}  # every key of the run -> a dense code
         self._keys: list[str] = []  # code -> key
         self._pairs: set[int] = set()  # code * W + worker
         self._loads = np.zeros(workers, dtype=np.int64)
-        self._all_latency: pd.Series | None = None
+        self._all_latency: _Histogram | None = None
         self._touched: set[int] = set()
         # Windows before ``_held_from`` were published and released (see ``release``);
         # partials that reach one make it stale until its sums are restored.
@@ -119,37 +153,34 @@ class RunPartials:
         """Tuples the partials cover."""
         return int(self._loads.sum())
 
-    def _coarse(self, starts: pd.Series) -> pd.Series:
+    def _coarse(self, starts: np.ndarray) -> np.ndarray:
         return starts // self.window_ms * self.window_ms
 
-    def _key_codes(self, keys: pd.Series) -> np.ndarray:
+    def _key_codes(self, keys: np.ndarray) -> np.ndarray:
         # Only the batch's distinct keys go through the dict: its cost follows the new
         # partials, however many keys the run has.
         inverse, distinct = pd.factorize(keys)
-        codes = np.empty(len(distinct), np.int64)
-        for i, key in enumerate(distinct):
-            code = self._codes.get(key)
-            if code is None:
-                code = self._codes[key] = len(self._keys)
-                self._keys.append(key)
-            codes[i] = code
+        known = self._codes.get
+        codes = np.array([known(key, -1) for key in distinct], np.int64)
+        for i in np.flatnonzero(codes < 0).tolist():  # keys new to the run
+            codes[i] = self._codes[distinct[i]] = len(self._keys)
+            self._keys.append(distinct[i])
         return codes[inverse]
 
     def _held(self, start: int) -> bool:
         return self._held_from is None or start >= self._held_from or start in self._restored
 
-    def _window_columns(self, rows: pd.DataFrame) -> tuple[np.ndarray, ...]:
-        workers = rows["worker"].to_numpy(np.int64)
-        pairs = self._key_codes(rows["key"]) * self.workers + workers
-        count, tuples = rows["count"].to_numpy(np.int64), rows["tuples"].to_numpy(np.int64)
-        return workers, pairs, count, tuples
+    def _window_columns(self, rows: Rows) -> tuple[np.ndarray, ...]:
+        workers = _numbers(rows, "worker", np.int64)
+        pairs = self._key_codes(_numbers(rows, "key", object)) * self.workers + workers
+        return workers, pairs, _numbers(rows, "count", np.int64), _numbers(rows, "tuples", np.int64)
 
-    def add_windows(self, rows: pd.DataFrame) -> None:
+    def add_windows(self, rows: Rows) -> None:
         """Add ``silver.worker_windows`` rows of the run."""
-        if rows.empty:
+        if len(rows) == 0:
             return
         workers, pairs, count, tuples = self._window_columns(rows)
-        starts = self._coarse(rows["window_start_ms"]).to_numpy(np.int64)
+        starts = self._coarse(_numbers(rows, "window_start_ms", np.int64))
         for start in np.unique(starts).tolist():
             self._touched.add(start)
             if not self._held(start):
@@ -161,30 +192,31 @@ class RunPartials:
         np.add.at(self._loads, workers, tuples)
         self._pairs.update(np.unique(pairs).tolist())
 
-    def add_latency(self, rows: pd.DataFrame) -> None:
+    def add_latency(self, rows: Rows) -> None:
         """Add ``silver.worker_latency`` rows of the run."""
-        if rows.empty:
+        if len(rows) == 0:
             return
-        start = self._coarse(rows["window_start_ms"])
+        fine = _numbers(rows, "window_start_ms", np.int64)
+        starts = self._coarse(fine)
+        latency = _numbers(rows, "latency_ms", np.float64)
+        tuples = _numbers(rows, "tuples", np.int64)
+        first = _numbers(rows, "first_event_ms", np.int64)
         # A worker window's last completion, re-based on its aggregation window's start.
-        completion = rows["last_completion_ms"] + (rows["window_start_ms"] - start) / self.speed
-        frame = pd.DataFrame({"start": start, "latency_ms": rows["latency_ms"],
-                              "tuples": rows["tuples"], "first": rows["first_event_ms"],
-                              "completion": completion})  # fmt: skip
-        for window, part in frame.groupby("start", sort=False):
-            if self._held(int(window)):
-                histogram = part.groupby("latency_ms")["tuples"].sum()
-                self._latency[int(window)] = _add_counts(self._latency.get(int(window)), histogram)
+        completion = _numbers(rows, "last_completion_ms", np.float64) + (fine - starts) / self.speed
+        for window in np.unique(starts).tolist():
+            mine = starts == window
+            if self._held(window):
+                self._latency[window] = _histogram(latency[mine], tuples[mine],
+                                                   self._latency.get(window))  # fmt: skip
             else:
-                self._stale.add(int(window))
-            first, last = int(part["first"].min()), float(part["completion"].max())
-            if int(window) in self._extremes:
-                seen_first, seen_last = self._extremes[int(window)]
-                first, last = min(first, seen_first), max(last, seen_last)
-            self._extremes[int(window)] = (first, last)
-            self._touched.add(int(window))
-        self._all_latency = _add_counts(self._all_latency,
-                                        frame.groupby("latency_ms")["tuples"].sum())  # fmt: skip
+                self._stale.add(window)
+            earliest, last = int(first[mine].min()), float(completion[mine].max())
+            if window in self._extremes:
+                seen_first, seen_last = self._extremes[window]
+                earliest, last = min(earliest, seen_first), max(last, seen_last)
+            self._extremes[window] = (earliest, last)
+            self._touched.add(window)
+        self._all_latency = _histogram(latency, tuples, self._all_latency)
 
     def release(self, keep: int) -> None:
         """Forget the sums of all but the ``keep`` newest windows; call once they are published.
@@ -209,7 +241,7 @@ class RunPartials:
         stale, self._stale = sorted(self._stale), set()
         return stale
 
-    def restore(self, start: int, windows: pd.DataFrame, latency: pd.DataFrame) -> None:
+    def restore(self, start: int, windows: Rows, latency: Rows) -> None:
         """Set a released window's sums from every one of its partials (the run's totals have them).
 
         Args:
@@ -220,11 +252,12 @@ class RunPartials:
         self._restored.add(start)
         self._windows.pop(start, None)
         self._latency.pop(start, None)
-        if not windows.empty:
+        if len(windows):
             _, pairs, count, tuples = self._window_columns(windows)
             self._windows[start] = _NO_SUMS.add(pairs, count, tuples)
-        if not latency.empty:
-            self._latency[start] = latency.groupby("latency_ms")["tuples"].sum()
+        if len(latency):
+            self._latency[start] = _histogram(_numbers(latency, "latency_ms", np.float64),
+                                              _numbers(latency, "tuples", np.int64))  # fmt: skip
 
     def take_touched(self) -> list[int]:
         """The windows new partials reached since the last call, in order; forgets them."""
@@ -236,45 +269,46 @@ class RunPartials:
         # (each table is read at its own latest version): it has no sums yet.
         return [start for start in starts if start in self._windows]
 
-    def key_counts(self, starts: list[int]) -> pd.DataFrame:
+    def key_counts(self, starts: list[int]) -> pa.Table:
         """Per window of ``starts`` and key: the merged count, its tuples and the workers holding it.
 
         The AggregatorBolt: the workers' partials of a key added up.
         """
-        frames = []
+        windows = []
         for start in self._with_sums(starts):
             sums = self._windows[start]
             codes, first = np.unique(sums.pairs // self.workers, return_index=True)
             ends = np.append(first[1:], len(sums.pairs))  # pairs are sorted by key code
-            frames.append(pd.DataFrame({
-                "window_start_ms": start, "window_end_ms": start + self.window_ms,
-                "key": np.asarray(self._keys, dtype=object)[codes],
+            windows.append({
+                "window_start_ms": np.full(len(codes), start),
+                "window_end_ms": np.full(len(codes), start + self.window_ms),
+                "key": np.array([self._keys[code] for code in codes.tolist()], dtype=object),
                 "count": np.add.reduceat(sums.count, first) if len(codes) else first,
                 "tuples": np.add.reduceat(sums.tuples, first) if len(codes) else first,
                 "workers": ends - first,
-            }))  # fmt: skip
-        return _typed(frames, _KEY_COUNTS)
+            })  # fmt: skip
+        return _table(windows, _KEY_COUNTS)
 
-    def worker_load(self, starts: list[int]) -> pd.DataFrame:
+    def worker_load(self, starts: list[int]) -> pa.Table:
         """Per window of ``starts`` and worker (all W; idle ones with 0): tuples and distinct keys."""
-        frames = []
+        windows = []
         for start in self._with_sums(starts):
             sums = self._windows[start]
             workers = sums.pairs % self.workers
             tuples = np.zeros(self.workers, np.int64)
             np.add.at(tuples, workers, sums.tuples)
-            frames.append(pd.DataFrame({
-                "window_start_ms": start, "worker": np.arange(self.workers), "tuples": tuples,
+            windows.append({
+                "window_start_ms": np.full(self.workers, start), "worker": np.arange(self.workers),
+                "tuples": tuples,
                 "keys": np.bincount(workers, minlength=self.workers),  # a pair per key and worker
-            }))  # fmt: skip
-        return _typed(frames, _WORKER_LOAD)
+            })  # fmt: skip
+        return _table(windows, _WORKER_LOAD)
 
     def _row(self, name: str, start: int | None, loads: np.ndarray, keys: int, pairs: int,
-             latency: pd.Series | None, makespan: float, throughput: float) -> MetricRow:  # fmt: skip
+             latency: _Histogram | None, makespan: float, throughput: float) -> MetricRow:  # fmt: skip
         balance = balance_metrics(loads)
-        histogram = latency if latency is not None else pd.Series(dtype="int64")
-        p50, p99 = weighted_percentiles(histogram.index.to_numpy(np.float64),
-                                        histogram.to_numpy(np.int64), (50, 99))  # fmt: skip
+        values, counts = latency if latency is not None else (np.empty(0), np.empty(0, np.int64))
+        p50, p99 = weighted_percentiles(values, counts, (50, 99))
         return MetricRow(
             scope=name, window_start_ms=start, workers=self.workers, tuples=balance.tuples,
             distinct_keys=keys, stddev_pct=balance.stddev_pct, imbalance=balance.imbalance,

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from gold.metrics.balance import balance_metrics
 from silver.queueing import FifoQueueModel, latency_bucket
@@ -52,6 +53,14 @@ class MetricRow:
         return row
 
 
+_TABLE = pa.schema([("scope", pa.string()), ("window_start_ms", pa.int64()),
+                    ("workers", pa.int64()), ("tuples", pa.int64()),
+                    ("distinct_keys", pa.int64()),
+                    *((name, pa.float64()) for name in ("stddev_pct", "imbalance", "skew_s", "e_lb",
+                                                        "dist_cost", "throughput", "p50_ms",
+                                                        "p99_ms", "makespan_ms"))])  # fmt: skip
+
+
 @dataclass(frozen=True)
 class RunMetrics:
     """The cumulative row and one row per window, in window order."""
@@ -59,11 +68,14 @@ class RunMetrics:
     cumulative: MetricRow
     windows: list[MetricRow] = field(default_factory=list)
 
-    def to_frame(self) -> pd.DataFrame:
-        """The rows as ``gold.distribution_metrics`` holds them: the cumulative one, then the windows."""
-        rows = [self.cumulative.to_dict(), *(w.to_dict() for w in self.windows)]
-        frame = pd.DataFrame(rows).drop(columns=["loads"])
-        return frame.astype({"window_start_ms": "Int64"})
+    def to_table(self) -> pa.Table:
+        """The rows as ``gold.distribution_metrics`` holds them: the cumulative one, then the windows.
+
+        The cumulative row's ``window_start_ms`` is null.
+        """
+        rows = [self.cumulative, *self.windows]
+        return pa.table({field.name: [getattr(row, field.name) for row in rows]
+                         for field in _TABLE}, schema=_TABLE)  # fmt: skip
 
 
 @dataclass

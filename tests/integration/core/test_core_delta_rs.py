@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
+from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, TableBackend
+from core.tables.base import TableError
+from core.tables.delta_log import snapshot_files
 from core.warehouse import Warehouse
 
 Events = Callable[[int, int], pa.Table]
@@ -75,6 +79,67 @@ def test_replace_swaps_the_matching_partitions_and_skips_a_replay(
     assert got == [("r'1", 0, 1), ("r'1", 60, 20), ("r'1", 120, 30), ("r2", 0, 3)]
     assert backend.version(path) == version
     assert DeltaTable(str(path)).metadata().partition_columns == ["run", "window"]
+
+
+def _log_rows(path: object, columns: list[str]) -> list[tuple]:
+    """The table's rows as the project's own log reader finds them: files and partition values."""
+    rows = []
+    for added in snapshot_files(LOCAL_FILES, str(path)):
+        data = pq.read_table(added.path).to_pylist()
+        rows += [tuple({**row, **added.partition_values}[c] for c in columns) for row in data]
+    return sorted(rows)
+
+
+def test_partitioned_writes_are_read_alike_by_delta_rs_and_the_log(
+    backend: DeltaRsBackend, warehouse: Warehouse
+) -> None:
+    # Appends and whole-partition replacements of a partitioned table write their own
+    # files; the oracle is the list of rows each write leaves, kept here by hand.
+    path = warehouse.table_uri("gold", "hot_keys")
+    columns = ["run", "window", "key", "n"]
+    schema = pa.schema([("run", pa.string()), ("window", pa.int64()), ("key", pa.string()),
+                        ("n", pa.int64())])  # fmt: skip
+
+    def rows(*values: tuple[str, int, str, int]) -> pa.Table:
+        return pa.Table.from_pylist([dict(zip(columns, v, strict=True)) for v in values], schema)
+
+    odd = "a/b=c %d'"  # a run id no folder name could hold as it is
+    assert backend.append(path, rows(("r", 0, "x", 1), (odd, 0, "y", 2)), "q", 0, ["run", "window"])
+    assert backend.append(path, rows(("r", 60, "x", 3), ("r", 60, "z", 4)), "q", 1)
+    assert backend.replace(path, rows(("r", 60, "x", 30), ("r", 120, "x", 5)),
+                           {"run": ["r"], "window": [0, 60, 120]}, "q", 2)  # fmt: skip
+    assert not backend.append(path, rows(("r", 0, "x", 999)), "q", 2)  # a replay
+    expected = [(odd, 0, "y", 2), ("r", 60, "x", 30), ("r", 120, "x", 5)]
+
+    for table in (backend.read(path), DeltaTable(str(path)).to_pyarrow_table()):
+        assert sorted(tuple(r.values()) for r in table.select(columns).to_pylist()) == expected
+    assert _log_rows(path, columns) == expected
+    adds = pa.table(DeltaTable(str(path)).get_add_actions(flatten=True)).to_pydict()
+    assert sorted(adds["num_records"]) == [1, 1, 1]  # one file per partition, rows counted
+    assert backend.transaction_version(path, "q") == 2 and backend.version(path) == 2
+
+
+def test_a_partitioned_write_with_other_columns_is_refused(
+    backend: DeltaRsBackend, warehouse: Warehouse
+) -> None:
+    path = warehouse.table_uri("gold", "worker_load")
+    first = pa.table({"run": ["r"], "window": [0], "n": [1]})
+    backend.append(path, first, "q", 0, ["run", "window"])
+    with pytest.raises(TableError, match="not the table's"):
+        backend.append(path, pa.table({"run": ["r"], "window": [0], "m": [1]}), "q", 1)
+    assert backend.version(path) == 0
+
+
+def test_a_replacement_beyond_the_partitions_matches_rows(
+    backend: DeltaRsBackend, warehouse: Warehouse
+) -> None:
+    path = warehouse.table_uri("gold", "key_counts")
+    first = pa.table({"run": ["r", "r", "s"], "window": [0, 60, 0], "n": [1, 2, 3]})
+    backend.append(path, first, "q", 0, ["run"])
+    assert backend.replace(path, pa.table({"run": ["r"], "window": [60], "n": [20]}),
+                           {"run": ["r"], "window": [60]}, "q", 1)  # fmt: skip
+    got = sorted(tuple(r.values()) for r in backend.read(path).to_pylist())
+    assert got == [("r", 0, 1), ("r", 60, 20), ("s", 0, 3)]
 
 
 def test_merge_upserts_by_key_and_skips_a_replay(

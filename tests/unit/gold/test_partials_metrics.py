@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from gold.metrics import RunMetricsAccumulator
-from gold.metrics.partials import RunPartials, weighted_percentiles
+from gold.metrics.partials import _NO_SUMS, RunPartials, weighted_percentiles
 from silver.groupings.hashing import hash_keys
 from silver.workers import WORKER_INPUT_ARROW, serve_worker
 
@@ -99,7 +99,8 @@ def test_partials_added_twice_count_twice_and_only_touched_windows_are_taken():
     partials = RunPartials(WORKERS, 60_000, 1.0)
     partials.add_windows(frame)
     partials.add_windows(frame)
-    assert partials.key_counts([0])[["count", "tuples"]].iloc[0].tolist() == [6, 4]
+    assert partials.key_counts([0]).select(["count", "tuples"]).to_pylist() == [
+        {"count": 6, "tuples": 4}]  # fmt: skip
     assert partials.take_touched() == [0] and partials.take_touched() == []
     partials.add_windows(frame.assign(window_start_ms=75_000))
     assert partials.take_touched() == [60_000]
@@ -137,7 +138,7 @@ ROUTED = [("a", 2, 0, 0), ("a", 3, 10, 1), ("b", 1, 20, 1), ("a", 1, 70_000, 0)]
 def test_key_counts_merge_partials_across_workers():
     partials = RunPartials(3, 60_000, 1.0)
     partials.add_windows(_worker_windows(ROUTED))
-    table = partials.key_counts([0, 60_000])
+    table = partials.key_counts([0, 60_000]).to_pandas()
     rows = {(r.window_start_ms, r.key): (r.count, r.tuples, r.workers) for r in table.itertuples()}
     assert rows == {(0, "a"): (5, 2, 2), (0, "b"): (1, 1, 1), (60_000, "a"): (1, 1, 1)}
     assert (table["window_end_ms"] - table["window_start_ms"] == 60_000).all()
@@ -146,7 +147,7 @@ def test_key_counts_merge_partials_across_workers():
 def test_worker_load_lists_every_worker_of_each_window():
     partials = RunPartials(3, 60_000, 1.0)
     partials.add_windows(_worker_windows(ROUTED))
-    table = partials.worker_load([0, 60_000])
+    table = partials.worker_load([0, 60_000]).to_pandas()
     first = table[table["window_start_ms"] == 0].sort_values("worker")
     assert first["tuples"].tolist() == [1, 2, 0]
     assert first["keys"].tolist() == [1, 2, 0]
@@ -162,6 +163,21 @@ def test_a_window_with_latency_partials_only_has_no_rows_yet():
                                        "last_completion_ms": [1.0]}))  # fmt: skip
     touched = partials.take_touched()
     assert touched == [0, 60_000, 120_000]
-    assert sorted(set(partials.key_counts(touched)["window_start_ms"])) == [0, 60_000]
-    assert sorted(set(partials.worker_load(touched)["window_start_ms"])) == [0, 60_000]
+    assert sorted(set(partials.key_counts(touched)["window_start_ms"].to_pylist())) == [0, 60_000]
+    assert sorted(set(partials.worker_load(touched)["window_start_ms"].to_pylist())) == [0, 60_000]
     assert [w.window_start_ms for w in partials.result(1.0, touched).windows] == [0, 60_000]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_window_sums_merged_batch_by_batch_equal_a_plain_count(seed):
+    rng, sums, oracle = np.random.default_rng(seed), _NO_SUMS, {}
+    for _ in range(rng.integers(1, 8)):  # some batches empty, pairs repeated within and across
+        n = int(rng.integers(0, 60))
+        pairs, count, tuples = (rng.integers(0, 40, n), rng.integers(1, 9, n),
+                                rng.integers(1, 9, n))  # fmt: skip
+        sums = sums.add(pairs, count, tuples)
+        for pair, c, t in zip(pairs.tolist(), count.tolist(), tuples.tolist(), strict=True):
+            oracle[pair] = (oracle.get(pair, (0, 0))[0] + c, oracle.get(pair, (0, 0))[1] + t)
+    assert sums.pairs.tolist() == sorted(oracle)
+    assert list(zip(sums.count.tolist(), sums.tuples.tolist(), strict=True)) == [
+        oracle[p] for p in sorted(oracle)]  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -10,6 +12,8 @@ from core.run_spec import RunSpec
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
+from silver.groupings.base import Grouping
+from silver.groupings.registry import grouping_class
 from silver.schemas import SNAPSHOTS_ARROW
 from silver.workers import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
 
@@ -111,3 +115,52 @@ def test_refreshes_replace_the_windows_they_rebuild(tmp_path) -> None:
     loads = backend.read(warehouse.table_uri("gold", "worker_load")).to_pandas()
     assert not loads.duplicated(["run_id", "window_start_ms", "worker"]).any()
     assert loads.groupby("run_id")["tuples"].sum().to_dict() == cumulative.to_dict()
+
+
+def _snapshots(run_id: str, batch: int, router: Grouping, rng: np.random.Generator) -> pa.Table:
+    keys = [f"k{k}" for k in rng.zipf(1.3, 2_000) % 50]  # a few keys hot enough to spread
+    router.route(keys, np.full(len(keys), batch * 15_000))
+    return pa.table({"run_id": [run_id], "splitter": pa.array([0], pa.int32()),
+                     "event_time_ms": [batch * 15_000], "state": [router.snapshot()]},
+                    schema=SNAPSHOTS_ARROW)  # fmt: skip
+
+
+def _gold(warehouse: Warehouse, table: str, order: list[str]) -> pd.DataFrame:
+    rows = DeltaRsBackend().read(warehouse.table_uri("gold", table)).to_pandas()
+    # A window's throughput is the run's as of the refresh that last published it.
+    rows = rows.drop(columns=["throughput"], errors="ignore")
+    return rows.sort_values(order).reset_index(drop=True)[sorted(rows.columns)]
+
+
+def test_a_refresh_after_every_commit_ends_equal_to_one_refresh_from_scratch(tmp_path) -> None:
+    backend, live = DeltaRsBackend(), Warehouse(tmp_path / "live")
+    spec = RunSpec(run_id="r", source_type="ZIPF", grouping="DYNAMIC_KEY", workers=3, splitters=1)
+    silver = {name: live.table_uri("silver", name)
+              for name in ("worker_windows", "worker_latency", "routing_snapshots")}  # fmt: skip
+    feed, rng = partials_feed(live, spec), np.random.default_rng(7)
+    router = grouping_class("DYNAMIC_KEY")(spec.workers)
+    for batch in range(12):
+        windows, latency = _partials("r", batch, 30, seed=batch)
+        # Late partials too: a window released after it was published is reached again.
+        late = rng.integers(0, batch + 1, 30) * 60_000
+        windows = windows.set_column(2, "window_start_ms", pa.array(late))
+        latency = latency.set_column(2, "window_start_ms", pa.array(late))
+        backend.append(silver["worker_latency"], latency, "workers", batch)
+        backend.append(silver["routing_snapshots"], _snapshots("r", batch, router, rng), "routing",
+                       batch)  # fmt: skip
+        backend.append(silver["worker_windows"], windows, "workers", batch)
+        assert refresh_gold(backend, live, spec, 1.0 + batch, feed)
+    scratch = Warehouse(tmp_path / "scratch")
+    shutil.copytree(tmp_path / "live" / "silver", tmp_path / "scratch" / "silver")
+    assert refresh_gold(DeltaRsBackend(), scratch, spec, 12.0)
+
+    orders = {"key_counts": ["window_start_ms", "key"], "worker_load": ["window_start_ms", "worker"],
+              "distribution_metrics": ["window_start_ms"],
+              "hot_keys": ["as_of_ms", "splitter", "key"]}  # fmt: skip
+    for table, order in orders.items():
+        pd.testing.assert_frame_equal(_gold(live, table, order), _gold(scratch, table, order))
+    assert len(_gold(live, "hot_keys", orders["hot_keys"])) > 0  # the snapshots had hot keys
+    every = backend.read(silver["worker_windows"]).to_pandas()
+    counts = _gold(live, "key_counts", orders["key_counts"])[["window_start_ms", "key", "count",
+                                                              "tuples"]]  # fmt: skip
+    pd.testing.assert_frame_equal(counts, _expected_key_counts(every, "r"), check_dtype=False)
