@@ -3,8 +3,8 @@
 Produces the two generated topics into a local broker, lets the broker settle,
 then drains them through the job ``dkg join`` runs (the same ``run_join``), and
 reports joined pairs per second of the join's own time, each micro-batch's
-time, and the resident memory of the driver, the Spark JVM and its Python
-workers, sampled every second (largest in the first and in the last quarter of
+time, and the CPU time and resident memory of the driver, the Spark JVM, its
+Python workers and the broker, sampled every second (largest in the first and in the last quarter of
 the run). The first micro-batch also starts Spark's Python workers and warms the
 JVM's compiler; ``warm_pairs_per_s`` leaves it out.
 
@@ -46,7 +46,8 @@ class _BatchLog(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.msg.startswith("join batch %s: %s rows in %s ms") and record.args:
             _batch, rows, millis, _phases = record.args  # type: ignore[misc]
-            self.batches.append((int(rows), int(millis)))
+            # The figures arrive formatted for reading (``400,000``).
+            self.batches.append((int(rows.replace(",", "")), int(millis.replace(",", ""))))
 
 
 def _produce(request: JoinRequest) -> int:
@@ -70,7 +71,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             produced = producer.submit(_produce, request).result()
         settled = wait_until_idle(broker_pid)
         spark = build_spark(app_name="dkg-join-bench", master="local[2]")
-        processes = ProcessSampler(exclude={broker_pid})
+        processes = ProcessSampler(named={broker_pid: "broker"})
         processes.start()
         warehouse, backend = Warehouse(root / "lake"), DeltaRsBackend()
         batch_log = _BatchLog()
