@@ -2,11 +2,12 @@
 
 Produces the two generated topics into a local broker, lets the broker settle,
 then drains them through the job ``dkg join`` runs (the same ``run_join``), and
-reports joined pairs per second of the join's own time, each micro-batch's
-time, and the CPU time and resident memory of the driver, the Spark JVM, its
-Python workers and the broker, sampled every second (largest in the first and in the last quarter of
-the run). The first micro-batch also starts Spark's Python workers and warms the
-JVM's compiler; ``warm_pairs_per_s`` leaves it out.
+reports joined pairs per second of the join's own time, the join latency (p50,
+p99: ``gold.join_stats``, in event time), each micro-batch's time, and the CPU
+time and resident memory of the driver, the Spark JVM, its Python workers and
+the broker, sampled every second (largest in the first and in the last quarter
+of the run). The first micro-batch also starts Spark's Python workers and warms
+the JVM's compiler; ``warm_pairs_per_s`` leaves it out.
 
     python -m bench.join_pipeline_bench --lefts 2000000
 """
@@ -87,7 +88,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     return {"lefts": args.lefts, "messages": produced, "broker_settle_s": round(settled, 1),
             "join_s": round(result.join_seconds, 1),
             "pairs_per_s": round(matched / result.join_seconds), "warm_pairs_per_s": round(warm),
-            "matched": matched, "check": check, "batches": batches,
+            "matched": matched, "latency_p50_ms": result.summary["latency_p50_ms"],
+            "latency_p99_ms": result.summary["latency_p99_ms"], "check": check, "batches": batches,
             "cpu_s": processes.cpu_by_kind(), "rss_mb": processes.summary(),
             "rss_mb_per_minute": processes.per_minute()}  # fmt: skip
 
