@@ -26,14 +26,18 @@ from bronze.join_data import JoinData, JoinDataSpec, generate, produce_phase
 from core.config import JoinConfig
 from core.kafka.admin import BrokerError, end_offsets, topic_exists
 from core.kafka.client import KafkaClient
-from core.kafka.source import KafkaTopic, read_kafka_stream
+from core.kafka.source import KafkaTopic
 from core.logs import figure, figures
+from core.spark.input_rows import input_rows
 from core.spark.stages import Stage, start_query
 from core.tables.base import TableBackend
+from core.tables.delta_rs import DeltaRsBackend
+from core.tables.task_files import TaskLanding
 from core.warehouse import Warehouse
 from gold.join_stats import refresh_join_gold
 from pipelines.steps import job_step
 from silver.join.engine import JoinParams
+from silver.join.operator import JOIN_TABLES
 from silver.join.sink import join_batch_writer
 from silver.join.stream import join_stream
 
@@ -153,12 +157,12 @@ def start_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
     """
     run_id = join_run_id(request)
     cap = request.max_offsets_per_trigger
-    left, right = (read_kafka_stream(spark, KafkaTopic(request.client, t, "earliest", cap))
-                   for t in request.topics)  # fmt: skip
-    rows = join_stream(left, right, request.params, request.shards, run_id)
-    writer = join_batch_writer(backend, warehouse.table_uri("silver", "joined"),
-                               warehouse.table_uri("silver", "join_rejects"),
-                               warehouse.table_uri("silver", "join_state"), run_id)  # fmt: skip
+    topics = tuple(KafkaTopic(request.client, t, "earliest", cap) for t in request.topics)
+    tables = {name: warehouse.table_uri("silver", name) for name in JOIN_TABLES}
+    land = (TaskLanding(warehouse.storage, tables, run_id)
+            if isinstance(backend, DeltaRsBackend) else None)  # fmt: skip
+    rows = join_stream(spark, topics, request.params, request.shards, run_id, land)  # type: ignore[arg-type]
+    writer = join_batch_writer(backend, tables, run_id)
     # Started as the grouping's stages are: a checkpoint a kill left without its first
     # batch is cleared first, or Spark refuses it ("should be empty on batch 0").
     stage = Stage("join", rows, writer, str(warehouse.checkpoint(f"{run_id}-join")))
@@ -177,7 +181,7 @@ def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
         total_ms = phases.pop("triggerExecution", 0)
         slowest_first = dict(sorted(phases.items(), key=lambda item: -item[1]))
         logger.info("join batch %s: %s rows in %s ms (%s)", progress.get("batchId"),
-                    figure(progress.get("numInputRows") or 0), figure(total_ms),
+                    figure(input_rows(progress)), figure(total_ms),
                     figures(slowest_first, "ms"))  # fmt: skip
 
 

@@ -2,7 +2,7 @@
 
 Spark forks every Python worker from one daemon process. pyspark's own daemon
 imports almost nothing, so each new worker pays for pandas, pyarrow, the
-Kafka client and the groupings' compiled routing loops on its first task:
+Kafka client, the join's parser and the groupings' compiled routing loops on its first task:
 seconds per worker, paid again by every stage of a run. Loading them here once
 lets every forked worker start warm. Set as ``spark.python.daemon.module``.
 """
@@ -28,6 +28,8 @@ from pyspark import daemon  # noqa: E402
 
 import core.kafka.source  # noqa: E402 - loaded here for the forked workers
 import core.tables.stream_source  # noqa: E402, F401
+import silver.join.operator  # noqa: E402
+import silver.join.source  # noqa: E402
 import silver.routing  # noqa: E402, F401
 from silver.groupings.registry import GROUPING_NAMES, grouping_class  # noqa: E402
 

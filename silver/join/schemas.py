@@ -1,17 +1,29 @@
-"""Spark schemas (DDL) of the join's intermediate rows and its silver tables' columns."""
+"""Schemas of the join's intermediate rows and of its silver tables."""
 
 from __future__ import annotations
 
-__all__ = ["JOINED_COLUMNS", "JOIN_STATE_DDL", "OPERATOR_DDL", "REJECT_COLUMNS", "STATE_COLUMNS",
-           "VALUE_DDL"]  # fmt: skip
+import pyarrow as pa
 
-VALUE_DDL = "id string, created_ms long, heartbeat boolean"
+__all__ = ["JOINED_ARROW", "JOINED_COLUMNS", "JOIN_OUTPUT_DDL", "JOIN_STATE_DDL", "OPERATOR_ARROW",
+           "REJECTS_ARROW", "REJECT_COLUMNS", "STATE_ARROW", "STATE_COLUMNS", "VALUE_ARROW"]  # fmt: skip
+
+VALUE_ARROW = pa.schema([("id", pa.string()), ("created_ms", pa.int64()),
+                         ("heartbeat", pa.bool_())])  # fmt: skip
 """The JSON message value (see ``bronze.join_data.producer``)."""
 
-OPERATOR_DDL = ("shard int, record string, id string, left_created_ms long, right_created_ms long, "
-                "left_partition int, left_offset long, right_partition int, right_offset long, "
-                "clock_ms long, expiry_ms long, reason string, pending_left long, "
-                "pending_right long, state_bytes long")  # fmt: skip
+OPERATOR_ARROW = pa.schema([
+    ("shard", pa.int32()), ("record", pa.string()), ("id", pa.string()),
+    ("left_created_ms", pa.int64()), ("right_created_ms", pa.int64()),
+    ("left_partition", pa.int32()), ("left_offset", pa.int64()),
+    ("right_partition", pa.int32()), ("right_offset", pa.int64()), ("clock_ms", pa.int64()),
+    ("expiry_ms", pa.int64()), ("reason", pa.string()), ("pending_left", pa.int64()),
+    ("pending_right", pa.int64()), ("state_bytes", pa.int64()),
+    ("run_id", pa.string()), ("batch_id", pa.int64()),
+])  # fmt: skip
+"""What one shard emits in a micro-batch (``silver.join.operator``), every table's columns."""
+
+JOIN_OUTPUT_DDL = "kind STRING, rows LONG, block BINARY"
+"""The join step's output: packed rows of one table (``kind`` = its name), or its files."""
 
 JOIN_STATE_DDL = "snapshot binary"
 
@@ -28,3 +40,8 @@ REJECT_COLUMNS = ["run_id", "batch_id", "record", "id", "left_created_ms", "righ
 STATE_COLUMNS = ["run_id", "batch_id", "shard", "clock_ms", "expiry_ms", "pending_left",
                  "pending_right", "state_bytes"]  # fmt: skip
 """``silver.join_state``: one row per shard and micro-batch (how big the state is)."""
+
+JOINED_ARROW, REJECTS_ARROW, STATE_ARROW = (
+    pa.schema([OPERATOR_ARROW.field(name) for name in columns])
+    for columns in (JOINED_COLUMNS, REJECT_COLUMNS, STATE_COLUMNS)
+)

@@ -2,7 +2,7 @@
 
 The join state is split by id so shards run in parallel: a record goes to shard
 ``xxhash64(id) mod shards`` (Spark's ``pmod(xxhash64(id), shards)``, computed in
-the JVM by the streaming job, here in pandas for the local join). Each shard
+the Kafka reader tasks of the streaming job and by the local join alike). Each shard
 tracks the progress of every source partition from the records it receives: a
 lower bound of how far that partition has really been consumed, so expiry can
 only come later than with the partition's true progress, never earlier.
@@ -15,14 +15,20 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import xxhash
 
-__all__ = ["SHARD_HASH_SEED", "TAGGED_COLUMNS", "shard_of_ids", "stack", "tag_shards"]
+__all__ = ["SHARD_HASH_SEED", "TAGGED_ARROW", "TAGGED_COLUMNS", "shard_of_ids", "stack",
+           "tag_shards"]  # fmt: skip
 
-TAGGED_COLUMNS = ["shard", "side", "partition", "offset", "id", "created_ms", "error"]
+TAGGED_ARROW = pa.schema([("shard", pa.int32()), ("side", pa.int32()), ("partition", pa.int32()),
+                          ("offset", pa.int64()), ("id", pa.string()), ("created_ms", pa.int64()),
+                          ("error", pa.string())])  # fmt: skip
+"""Rows tagged with their shard (:func:`tag_shards`), as they travel to the join in blocks."""
+TAGGED_COLUMNS = TAGGED_ARROW.names
 
 SHARD_HASH_SEED = 42
-"""The seed of Spark's ``xxhash64`` function, so both sides hash alike."""
+"""The seed of Spark's ``xxhash64``: ids keep the shards the job gave them when Spark hashed them."""
 
 
 def stack(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from bronze.join_data import JoinDataSpec, generate, produce_phase
 from core.kafka.admin import ensure_topic
@@ -26,7 +27,7 @@ from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.join_pipeline import JoinRequest, ground_truth_check, run_join
 from silver.join import JoinParams
-from silver.join.schemas import VALUE_DDL
+from silver.join.schemas import VALUE_ARROW
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -36,7 +37,7 @@ PARAMS = JoinParams(window_ms=2_000, sync_delay_ms=500, partitions=(2, 2))
 
 
 def _side(spark, kafka: KafkaClient, topic: str, prefix: str) -> DataFrame:
-    message = F.from_json(F.col("value").cast("string"), VALUE_DDL)
+    message = F.from_json(F.col("value").cast("string"), from_arrow_schema(VALUE_ARROW))
     rows = read_kafka_stream(spark, KafkaTopic(kafka, topic)).select(message.alias("m"))
     rows = rows.select(F.col("m.id").alias(f"{prefix}_id"),
                        F.timestamp_millis(F.col("m.created_ms")).alias(f"{prefix}_time"))  # fmt: skip
