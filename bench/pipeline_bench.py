@@ -318,7 +318,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=10)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--grouping", default="DYNAMIC_KEY")
-    parser.add_argument("--max-offsets", type=int, default=500_000, help="Kafka messages per micro-batch")
+    parser.add_argument("--max-offsets", type=int, default=1_000_000,
+                        help="Kafka messages per micro-batch (run.bronze_max_offsets_per_trigger)")
     parser.add_argument("--mode", choices=("drain", "live", "both"), default="both")
     parser.add_argument("--trigger", type=float, default=1.0, help="live: seconds per trigger")
     parser.add_argument("--cold", action="store_true",
