@@ -77,6 +77,7 @@ def counting_driver_bytes() -> Iterator[DriverBytes]:
         _wrap(DataFrame, "toPandas", "spark_collect", _frame_bytes, counter),
         _wrap(DeltaTable, "to_pyarrow_table", "table_read", lambda t: t.nbytes, counter),
         _wrap(pq, "read_table", "table_read", lambda t: t.nbytes, counter),
+        _wrap(pq.ParquetFile, "read", "table_read", lambda t: t.nbytes, counter),
     ]
     try:
         yield counter
