@@ -77,8 +77,11 @@ def group_blocks(table: pa.Table, groups: np.ndarray, group_keys: Sequence[int],
     count and the packed rows, in blocks of at most :data:`BLOCK_ROWS`.
     """
     out: list[list] = [[], [], [], []]
-    for number in np.unique(groups).tolist():
-        for batch in table.filter(pa.array(groups == number)).to_batches(BLOCK_ROWS):
+    numbers = np.unique(groups).tolist()
+    for number in numbers:
+        # A Kafka range is one partition, so one splitter: no copy to filter then.
+        rows = table if len(numbers) == 1 else table.filter(pa.array(groups == number))
+        for batch in rows.to_batches(BLOCK_ROWS):
             for column, value in zip(out, (group_keys[number], number, batch.num_rows,
                                            pack(batch)), strict=True):  # fmt: skip
                 column.append(value)
