@@ -25,10 +25,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
 
-from core.kafka.admin import BrokerError, topic_exists
-from core.kafka.source import KafkaTopic
+from core.kafka.source import KafkaTopic, require_topic
 from core.spark.input_rows import observe_input_rows
-from core.spark.placement import spread_group_keys
+from core.spark.placement import group_keys_for
 from core.spark.sources import bind_source
 from core.storage import Storage
 from core.tables.task_files import TaskLanding
@@ -40,15 +39,7 @@ from silver.schemas import BRONZE_INPUT, ROUTING_STATE_DDL
 from silver.workers import WORKER_OUTPUT_DDL, QueueState, WorkerServing, serve_worker_group
 
 __all__ = ["BRONZE_INPUT", "read_bronze_blocks", "read_kafka_blocks", "route_blocks", "route_stream",
-           "serve_workers", "splitter_group_keys"]  # fmt: skip
-
-
-def splitter_group_keys(
-    spark: SparkSession, splitters: int, shuffle_partitions: int | None
-) -> list[int]:
-    """Each splitter's grouping key: its own shuffle partition while there are enough."""
-    partitions = shuffle_partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
-    return spread_group_keys(splitters, partitions)
+           "serve_workers"]  # fmt: skip
 
 
 def read_bronze_blocks(spark: SparkSession, storage: Storage, bronze: str, run_id: str,
@@ -75,8 +66,7 @@ def read_kafka_blocks(spark: SparkSession, topic: KafkaTopic, storage: Storage, 
         BrokerError: the topic does not exist (asked on the driver, so the message
             is not buried in a failed query's trace).
     """
-    if not topic_exists(topic.client, topic.topic):
-        raise BrokerError(f"topic {topic.topic!r} does not exist on {topic.client.bootstrap}")
+    require_topic(topic)
     if topic.min_partitions is None:  # two similar tasks per core, however skewed the partitions
         topic = replace(topic, min_partitions=2 * spark.sparkContext.defaultParallelism)
     source = bind_source(spark, KafkaBlocksSource, client=topic.client, storage=storage)
@@ -121,7 +111,7 @@ def route_stream(raw_events: DataFrame, source_type: str, splitters: int, groupi
 
     ``shuffle_partitions``: what the query will start with (default: the session's).
     """
-    keys = splitter_group_keys(raw_events.sparkSession, splitters, shuffle_partitions)
+    keys = group_keys_for(raw_events.sparkSession, splitters, shuffle_partitions)
     pack = functools.partial(_pack_rows, splitters=splitters, group_keys=keys)
     blocks = raw_events.select(*BRONZE_INPUT).mapInArrow(pack, BRONZE_BLOCKS_DDL)
     return route_blocks(blocks, source_type, splitters, grouping, workers, params, worker_keys,

@@ -51,6 +51,7 @@ __all__ = [
     "kafka_format",
     "read_kafka_stream",
     "read_range",
+    "require_topic",
     "split_range",
 ]
 
@@ -305,6 +306,17 @@ def _native_options(client: KafkaClient) -> dict[str, str]:
     return options  # fmt: skip
 
 
+def require_topic(topic: KafkaTopic) -> None:
+    """Fail unless the topic exists: asked on the driver, so the message is not buried
+    in a failed query's trace.
+
+    Raises:
+        BrokerError: Kafka cannot be reached or has no such topic.
+    """
+    if not topic_exists(topic.client, topic.topic):
+        raise BrokerError(f"topic {topic.topic!r} does not exist on {topic.client.bootstrap}")
+
+
 def read_kafka_stream(spark: SparkSession, topic: KafkaTopic) -> DataFrame:
     """A Kafka topic as a streaming DataFrame (native connector when present).
 
@@ -312,8 +324,7 @@ def read_kafka_stream(spark: SparkSession, topic: KafkaTopic) -> DataFrame:
         BrokerError: Kafka cannot be reached or has no such topic (asked here, on
             the driver, so the message is not buried in a failed query's trace).
     """
-    if not topic_exists(topic.client, topic.topic):
-        raise BrokerError(f"topic {topic.topic!r} does not exist on {topic.client.bootstrap}")
+    require_topic(topic)
     if not _native_kafka(spark):
         return spark.readStream.format(kafka_format(spark, topic.client)).options(
             **topic.options()).load()

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
 import mmh3
 
-__all__ = ["SPARK_HASH_SEED", "spark_int_hash", "spread_group_keys"]
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SPARK_HASH_SEED", "group_keys_for", "spark_int_hash", "spread_group_keys"]
 
 SPARK_HASH_SEED = 42
 """The seed of Spark's ``hash`` function (Murmur3, x86 32-bit)."""
@@ -35,3 +39,12 @@ def spread_group_keys(groups: int, partitions: int) -> list[int]:
         by_partition.setdefault(spark_int_hash(key) % partitions, []).append(key)
         key += 1
     return [by_partition[p][g // partitions] for g, p in enumerate(wanted)]
+
+
+def group_keys_for(spark: SparkSession, groups: int, partitions: int | None = None) -> list[int]:
+    """:func:`spread_group_keys` over ``partitions`` (default: the session's shuffle partitions).
+
+    Pass the partition count a query will start with when it sets its own.
+    """
+    partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+    return spread_group_keys(groups, partitions)

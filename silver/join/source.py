@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
-from core.kafka.admin import BrokerError, topic_exists
+from core.kafka.admin import BrokerError
 from core.kafka.client import KafkaClient
 from core.kafka.source import (
     KafkaRange,
@@ -32,6 +32,7 @@ from core.kafka.source import (
     KafkaTopic,
     kafka_format,
     read_range,
+    require_topic,
 )
 from silver.blocks import group_blocks
 from silver.join.parsing import parse_join_messages
@@ -102,8 +103,7 @@ def read_join_blocks(spark: SparkSession, topic: KafkaTopic, side: int, shards: 
         BrokerError: Kafka cannot be reached or has no such topic (asked here, on
             the driver, so the message is not buried in a failed query's trace).
     """
-    if not topic_exists(topic.client, topic.topic):
-        raise BrokerError(f"topic {topic.topic!r} does not exist on {topic.client.bootstrap}")
+    require_topic(topic)
     reader = spark.readStream.format(kafka_format(spark, topic.client, JoinBlocksSource))
     reader = reader.options(**topic.options(), side=str(side), shards=str(shards),
                             groupKeys=",".join(map(str, group_keys)))  # fmt: skip

@@ -16,24 +16,14 @@ from pyspark.sql.streaming.state import GroupStateTimeout
 
 from core.kafka.source import KafkaTopic
 from core.spark.input_rows import observe_input_rows
-from core.spark.placement import spread_group_keys
+from core.spark.placement import group_keys_for
 from core.tables.task_files import TaskLanding
 from silver.join.engine import JoinParams
 from silver.join.operator import join_blocks_with_state
 from silver.join.schemas import JOIN_OUTPUT_DDL, JOIN_STATE_DDL
 from silver.join.source import read_join_blocks
 
-__all__ = ["join_stream", "shard_group_keys"]
-
-
-def shard_group_keys(spark: SparkSession, shards: int) -> list[int]:
-    """Each shard's grouping key: one that gives it a shuffle partition of its own.
-
-    Grouped by the shard number itself, shards 0 and 1 would share a shuffle
-    partition, so one core would run both.
-    """
-    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
-    return spread_group_keys(shards, partitions)
+__all__ = ["join_stream"]
 
 
 def join_stream(spark: SparkSession, topics: tuple[KafkaTopic, KafkaTopic], params: JoinParams,
@@ -49,7 +39,9 @@ def join_stream(spark: SparkSession, topics: tuple[KafkaTopic, KafkaTopic], para
         land: where the join's tasks write the tables' files (delta-rs); None:
             they pass the rows on, packed.
     """
-    keys = shard_group_keys(spark, shards)
+    # Grouped by the shard number itself, shards 0 and 1 would share a shuffle
+    # partition, so one core would run both.
+    keys = group_keys_for(spark, shards)
     left, right = (read_join_blocks(spark, topic, side, shards, keys)
                    for side, topic in enumerate(topics))  # fmt: skip
     blocks = observe_input_rows(left.unionByName(right), "rows")  # progress counts records

@@ -10,11 +10,11 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from core.spark.placement import group_keys_for
 from silver.blocks import unpack
 from silver.join.parsing import NO_CREATED_MS, NO_ID, parse_join_messages
 from silver.join.schemas import VALUE_ARROW
 from silver.join.source import join_blocks
-from silver.join.stream import shard_group_keys
 
 pytestmark = pytest.mark.spark
 
@@ -67,7 +67,7 @@ def test_good_values_take_the_line_reader_with_the_same_result():
 @pytest.mark.parametrize("shards", [2, 3])
 def test_each_shard_gets_a_shuffle_partition_of_its_own(spark, shards):
     values = [json.dumps({"id": f"id-{i}", "created_ms": 5}).encode() for i in range(200)]
-    keys = shard_group_keys(spark, shards)
+    keys = group_keys_for(spark, shards)
     blocks = join_blocks(_kafka(values), 0, shards, keys)
     offsets = unpack(blocks.column("block").to_pylist())["offset"].to_pylist()
     assert sorted(offsets) == list(range(200))

@@ -12,13 +12,13 @@ from pyspark.sql import functions as F
 
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
-from core.spark.placement import spread_group_keys
+from core.spark.placement import group_keys_for, spread_group_keys
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, read_delta_stream
 from silver.blocks import ROUTED, unpack
 from silver.groupings.registry import make_grouping
 from silver.schemas import ROUTED_ARROW
-from silver.stream import read_bronze_blocks, route_blocks, route_stream, splitter_group_keys
+from silver.stream import read_bronze_blocks, route_blocks, route_stream
 from tests.integration.waiting import await_query
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -55,7 +55,7 @@ def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: di
                 packed_on_read: bool = False) -> pd.DataFrame:  # fmt: skip
     collected: list[pd.DataFrame] = []
     if packed_on_read:  # the job's way: the read tasks pack the bronze files
-        keys = splitter_group_keys(spark, PARTITIONS, None)
+        keys = group_keys_for(spark, PARTITIONS)
         blocks = read_bronze_blocks(spark, LOCAL_FILES, str(bronze), "r1", PARTITIONS, keys, 1)
         routed = route_blocks(blocks, "ZIPF", PARTITIONS, grouping, 5, params, WORKER_KEYS)
     else:
