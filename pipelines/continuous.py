@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from core.run_spec import RunSpec
+from core.spark.python_workers import start_python_workers
 from core.spark.stages import RunContext, Stage, start_query
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
@@ -101,6 +102,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     run = RunContext(spark, source, spec, warehouse, backend)
     windows = str(warehouse.table_uri("silver", "worker_windows"))
     windows_version: int | None = None
+    logger.info("Python workers started in %.1f s", start_python_workers(spark))
     try:
         while True:
             _start_ready_stages(run, queries, trigger_s)

@@ -29,6 +29,7 @@ from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
 from core.logs import figure, figures
 from core.spark.input_rows import input_rows
+from core.spark.python_workers import start_python_workers
 from core.spark.stages import Stage, start_query
 from core.tables.base import TableBackend
 from core.tables.delta_rs import DeltaRsBackend
@@ -168,6 +169,7 @@ def start_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
     stage = Stage("join", rows, writer, str(warehouse.checkpoint(f"{run_id}-join")))
     if trigger_s is None:
         return start_query(stage, availableNow=True)
+    logger.info("Python workers started in %.1f s", start_python_workers(spark))
     return start_query(stage, processingTime=f"{trigger_s} seconds")
 
 

@@ -13,7 +13,7 @@ from bronze.schemas import RAW_EVENTS_ARROW
 from bronze.stage import landing_topic
 from core.spark.placement import spread_group_keys
 from core.spark.session import delta_spark_available
-from core.spark.stages import RunContext, Stage, StageDef
+from core.spark.stages import IN_MEMORY_STATE_STORE, RunContext, Stage, StageDef
 from core.tables import read_delta_stream
 from core.tables.delta_rs import DeltaRsBackend
 from silver.sink import SilverTables, silver_batch_writer
@@ -71,7 +71,11 @@ def _silver(run: RunContext) -> Stage:
                               spec.workers, spec.params, worker_keys, routing_land)  # fmt: skip
     # The workers serve each micro-batch in the writer: one stateful step per query.
     writer = silver_batch_writer(run.backend, tables, app_id, serving)
-    return Stage("silver", routed, writer, run.checkpoint("silver"), shuffle_partitions=partitions)
+    # The routing's state is one small snapshot per splitter: the in-memory store
+    # commits it as one file, where RocksDB flushed, checkpointed and copied files
+    # for each partition in every micro-batch (measured: ~70 ms per partition).
+    return Stage("silver", routed, writer, run.checkpoint("silver"), shuffle_partitions=partitions,
+                 state_store=IN_MEMORY_STATE_STORE)  # fmt: skip
 
 
 SILVER = StageDef("silver", ("silver", "worker_windows"), _silver)

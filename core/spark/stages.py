@@ -26,11 +26,15 @@ if TYPE_CHECKING:
     from core.tables.sink import BatchWriter
     from core.warehouse import Warehouse
 
-__all__ = ["RunContext", "Stage", "StageDef", "start_query"]
+__all__ = ["IN_MEMORY_STATE_STORE", "RunContext", "Stage", "StageDef", "start_query"]
 
 logger = logging.getLogger(__name__)
 
 _SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+_STATE_STORE = "spark.sql.streaming.stateStore.providerClass"
+
+IN_MEMORY_STATE_STORE = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+"""Spark's default state store: versions kept on the JVM heap, each commit one delta file."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ class Stage:
     writer: BatchWriter
     checkpoint: str
     shuffle_partitions: int | None = None  # None: the session's
+    state_store: str | None = None  # the state store provider class; None: the session's
 
 
 @dataclass(frozen=True)
@@ -95,17 +100,20 @@ def start_query(stage: Stage, **trigger: Any) -> StreamingQuery:
 
     Its writer runs through :func:`~core.spark.proxies.releasing_proxies`, so the
     JVM does not keep the objects of past micro-batches. The shuffle partition
-    count is fixed when a stateful query first starts (its checkpoint keeps it);
-    a stage may ask for its own, set only for its start.
+    count and the state store are fixed when a stateful query first starts (its
+    checkpoint keeps them); a stage may ask for its own, set only for its start.
     """
     _clear_unstarted(stage.checkpoint)
     spark = stage.frame.sparkSession
-    session_partitions = spark.conf.get(_SHUFFLE_PARTITIONS)
-    if stage.shuffle_partitions:
-        spark.conf.set(_SHUFFLE_PARTITIONS, str(stage.shuffle_partitions))
+    wanted = {_SHUFFLE_PARTITIONS: str(stage.shuffle_partitions) if stage.shuffle_partitions else None,
+              _STATE_STORE: stage.state_store}  # fmt: skip
+    session = {key: spark.conf.get(key) for key, value in wanted.items() if value is not None}
+    for key in session:
+        spark.conf.set(key, wanted[key])
     try:
         writer = releasing_proxies(stage.writer)
         return (stage.frame.writeStream.queryName(stage.name).foreachBatch(writer)
                 .option("checkpointLocation", stage.checkpoint).trigger(**trigger).start())  # fmt: skip
     finally:
-        spark.conf.set(_SHUFFLE_PARTITIONS, session_partitions)
+        for key, value in session.items():
+            spark.conf.set(key, value)

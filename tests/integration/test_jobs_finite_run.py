@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from bronze.datasets.base import DatasetSpec
 from core.run_spec import RunSpec
+from core.spark.session import rocksdb_available
+from core.spark.stages import IN_MEMORY_STATE_STORE
 from core.tables import DeltaRsBackend, read_delta_stream
 from core.warehouse import Warehouse
 from pipelines.medallion import run_finite
 from tests.integration.topic_tables import write_topic_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+STATE_STORE = "spark.sql.streaming.stateStore.providerClass"
 
 
 def _topic_table(path, messages: int, partitions: int) -> Counter:
@@ -44,6 +50,11 @@ def test_finite_run_gold_counts_and_metrics(spark, tmp_path):
     hot = backend.read(warehouse.table_uri("gold", "hot_keys")).to_pandas()
     assert "Turkey" in set(hot["key"])  # the R80 hot country got a pool
     assert (hot.loc[hot["key"] == "Turkey", "pool_size"] > 1).all()
+    # Spark's offset log records the state store the routing's state went to; the
+    # session's own choice is untouched by the query's start.
+    offsets = (Path(warehouse.checkpoint("run-1-silver")) / "offsets" / "0").read_text()
+    assert json.loads(offsets.splitlines()[1])["conf"][STATE_STORE] == IN_MEMORY_STATE_STORE
+    assert spark.conf.get(STATE_STORE) != IN_MEMORY_STATE_STORE or not rocksdb_available(spark)
 
 
 @pytest.mark.parametrize("grouping", ["SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY",

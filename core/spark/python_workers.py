@@ -1,0 +1,33 @@
+"""Spark's Python workers started before a streaming query needs them.
+
+The first task that runs Python forks Spark's worker daemon, which loads pandas,
+pyarrow and the groupings' compiled loops (``pipelines.worker_daemon``): about a
+second, then each worker forks from it in milliseconds and is reused. Left to
+the query, that second lands on its first micro-batch, and every message that
+arrives meanwhile waits for it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["start_python_workers"]
+
+
+def _unchanged(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    yield from batches
+
+
+def start_python_workers(spark: SparkSession) -> float:
+    """Run one Python task per core so their workers are up and idle; the seconds it took."""
+    started = time.monotonic()
+    cores = spark.sparkContext.defaultParallelism
+    spark.range(0, cores, 1, cores).mapInArrow(_unchanged, "id long").collect()
+    return time.monotonic() - started
