@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from silver.groupings.registry import grouping_class
+from silver.schemas import SNAPSHOTS_ARROW
 
 __all__ = ["HOT_KEYS_ARROW", "hot_keys_from_snapshots"]
 
@@ -20,8 +21,6 @@ HOT_KEYS_ARROW = pa.schema([("run_id", pa.string()), ("splitter", pa.int32()),
                             ("pool_size", pa.int32()), ("workers", pa.list_(pa.int64())),
                             ("estimated_share", pa.float64()), ("reason", pa.string())])  # fmt: skip
 
-_SNAPSHOT_COLUMNS = ("run_id", "splitter", "event_time_ms", "state")
-
 
 def hot_keys_from_snapshots(snapshots: pa.Table, grouping: str, workers: int,
                             params: dict[str, Any]) -> pa.Table:  # fmt: skip
@@ -29,7 +28,7 @@ def hot_keys_from_snapshots(snapshots: pa.Table, grouping: str, workers: int,
     cls = grouping_class(grouping)
     validated = cls.params_type(**params)
     columns: dict[str, list[Any]] = {name: [] for name in HOT_KEYS_ARROW.names}
-    taken = [snapshots[name].to_pylist() for name in _SNAPSHOT_COLUMNS]
+    taken = [snapshots[name].to_pylist() for name in SNAPSHOTS_ARROW.names]
     for run_id, splitter, as_of_ms, state in zip(*taken, strict=True):
         for hot in cls.restore(workers, validated, state).hot_keys():
             row = (run_id, splitter, as_of_ms, hot.key, hot.pool_size, list(hot.workers),

@@ -37,7 +37,6 @@ logger = logging.getLogger(__name__)
 _WINDOWS_COLUMNS = ["window_start_ms", "worker", "key", "count", "tuples"]
 _LATENCY_COLUMNS = ["window_start_ms", "worker", "latency_ms", "tuples", "first_event_ms",
                     "last_completion_ms"]  # fmt: skip
-_SNAPSHOT_COLUMNS = ["run_id", "splitter", "event_time_ms", "state"]
 
 
 class RunPartialsFeed:
@@ -84,7 +83,7 @@ class RunPartialsFeed:
                      else [] for name, path in self._tables.items()}  # fmt: skip
         windows = self._read(files["windows"], _WINDOWS_COLUMNS)
         latency = self._read(files["latency"], _LATENCY_COLUMNS)
-        snapshots = self._read(files["snapshots"], _SNAPSHOT_COLUMNS)
+        snapshots = self._read(files["snapshots"], SNAPSHOTS_ARROW.names)
         if windows is not None:
             self.partials.add_windows(windows)
         if latency is not None:

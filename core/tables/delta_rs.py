@@ -10,7 +10,6 @@ atomic step; that is enough for foreachBatch, where one query drives one
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -30,7 +29,6 @@ from deltalake import (
     write_deltalake,
 )
 from deltalake.exceptions import TableNotFoundError
-from deltalake.transaction import AddAction
 
 from core.profiling import timed
 from core.storage import Storage
@@ -43,7 +41,12 @@ from core.tables.base import (
     where_predicate,
 )
 from core.tables.delta_log import has_commit
-from core.tables.partition_files import partition_string, plain_partitions, write_partition_files
+from core.tables.partition_files import (
+    add_action,
+    partition_string,
+    plain_partitions,
+    write_partition_files,
+)
 
 __all__ = ["DataFile", "DeltaRsBackend"]
 
@@ -274,8 +277,7 @@ class DeltaRsBackend:
             if self._already_written(table, app_id, batch_id) or not files:
                 return False
             now_ms = int(time.time() * 1000)
-            actions = [AddAction(f.name, f.size, {}, now_ms, True, json.dumps({"numRecords": f.rows}))
-                       for f in files]  # fmt: skip
+            actions = [add_action(f.name, f.size, f.rows, now_ms) for f in files]
             try:
                 with timed("delta_write"):
                     table.create_write_transaction(actions, mode="append", schema=table.schema(),

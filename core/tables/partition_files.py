@@ -24,7 +24,14 @@ from deltalake.transaction import AddAction
 
 from core.storage import Storage
 
-__all__ = ["partition_string", "plain_partitions", "write_partition_files"]
+__all__ = ["add_action", "partition_string", "plain_partitions", "write_partition_files"]
+
+
+def add_action(name: str, size: int, rows: int, now_ms: int,
+               partition_values: dict[str, str | None] | None = None) -> AddAction:  # fmt: skip
+    """The Delta add action of a new data file in the table's folder, its row count as stats."""
+    return AddAction(name, size, partition_values or {}, now_ms, True,
+                     json.dumps({"numRecords": rows}))  # fmt: skip
 
 
 def plain_partitions(schema: pa.Schema, columns: Sequence[str]) -> bool:
@@ -78,6 +85,6 @@ def write_partition_files(storage: Storage, table: str, data: pa.Table,
         with storage.filesystem.open_output_stream(storage.fs_path(f"{table}/{name}")) as out:
             pq.write_table(rows, out, compression="snappy")
             size = out.tell()
-        actions.append(AddAction(name, size, {k: partition_string(v) for k, v in values.items()},
-                                 now_ms, True, json.dumps({"numRecords": rows.num_rows})))  # fmt: skip
+        actions.append(add_action(name, size, rows.num_rows, now_ms,
+                                  {k: partition_string(v) for k, v in values.items()}))  # fmt: skip
     return actions
