@@ -102,7 +102,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     run = RunContext(spark, source, spec, warehouse, backend)
     windows = str(warehouse.table_uri("silver", "worker_windows"))
     windows_version: int | None = None
-    logger.info("Python workers started in %.1f s", start_python_workers(spark))
+    start_python_workers(spark)
     try:
         while True:
             _start_ready_stages(run, queries, trigger_s)

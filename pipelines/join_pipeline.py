@@ -169,7 +169,7 @@ def start_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
     stage = Stage("join", rows, writer, str(warehouse.checkpoint(f"{run_id}-join")))
     if trigger_s is None:
         return start_query(stage, availableNow=True)
-    logger.info("Python workers started in %.1f s", start_python_workers(spark))
+    start_python_workers(spark)
     return start_query(stage, processingTime=f"{trigger_s} seconds")
 
 

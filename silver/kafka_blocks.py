@@ -87,6 +87,4 @@ class KafkaBlocksSource(KafkaSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The micro-batch reader."""
-        if self.client is None:
-            raise BrokerError(f"{KAFKA_BLOCKS_FORMAT} has no connection: bind it to a Kafka client")
-        return _KafkaBlocksReader(dict(self.options), self.client, self.storage)
+        return _KafkaBlocksReader(dict(self.options), self.bound_client(), self.storage)

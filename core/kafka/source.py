@@ -236,11 +236,15 @@ class KafkaSource(DataSource):
         """Spark's Kafka source columns."""
         return KAFKA_SCHEMA
 
+    def bound_client(self) -> KafkaClient:
+        """The Kafka client this source was bound to (:func:`kafka_format`)."""
+        if self.client is None:
+            raise BrokerError(f"{self.name()} has no connection: register it with kafka_format()")
+        return self.client
+
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The micro-batch reader."""
-        if self.client is None:
-            raise BrokerError("dkg_kafka has no connection: register it with kafka_format()")
-        return KafkaStreamReader(dict(self.options), self.client)
+        return KafkaStreamReader(dict(self.options), self.bound_client())
 
 
 def kafka_format(spark: SparkSession, client: KafkaClient,

@@ -9,6 +9,7 @@ arrives meanwhile waits for it.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -20,14 +21,16 @@ if TYPE_CHECKING:
 
 __all__ = ["start_python_workers"]
 
+logger = logging.getLogger(__name__)
+
 
 def _unchanged(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from batches
 
 
-def start_python_workers(spark: SparkSession) -> float:
-    """Run one Python task per core so their workers are up and idle; the seconds it took."""
+def start_python_workers(spark: SparkSession) -> None:
+    """Run one Python task per core, so their workers are up and idle."""
     started = time.monotonic()
     cores = spark.sparkContext.defaultParallelism
     spark.range(0, cores, 1, cores).mapInArrow(_unchanged, "id long").collect()
-    return time.monotonic() - started
+    logger.info("Python workers started in %.1f s", time.monotonic() - started)

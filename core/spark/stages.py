@@ -105,11 +105,10 @@ def start_query(stage: Stage, **trigger: Any) -> StreamingQuery:
     """
     _clear_unstarted(stage.checkpoint)
     spark = stage.frame.sparkSession
-    wanted = {_SHUFFLE_PARTITIONS: str(stage.shuffle_partitions) if stage.shuffle_partitions else None,
-              _STATE_STORE: stage.state_store}  # fmt: skip
-    session = {key: spark.conf.get(key) for key, value in wanted.items() if value is not None}
+    asked = {_SHUFFLE_PARTITIONS: stage.shuffle_partitions, _STATE_STORE: stage.state_store}
+    session = {key: spark.conf.get(key) for key, value in asked.items() if value}
     for key in session:
-        spark.conf.set(key, wanted[key])
+        spark.conf.set(key, str(asked[key]))
     try:
         writer = releasing_proxies(stage.writer)
         return (stage.frame.writeStream.queryName(stage.name).foreachBatch(writer)

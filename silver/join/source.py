@@ -90,9 +90,7 @@ class JoinBlocksSource(KafkaSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The micro-batch reader."""
-        if self.client is None:
-            raise BrokerError("dkg_join_blocks has no connection: bind it to a Kafka client")
-        return _JoinBlocksReader(dict(self.options), self.client)
+        return _JoinBlocksReader(dict(self.options), self.bound_client())
 
 
 def read_join_blocks(spark: SparkSession, topic: KafkaTopic, side: int, shards: int,
