@@ -102,10 +102,11 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     run = RunContext(spark, source, spec, warehouse, backend)
     windows = str(warehouse.table_uri("silver", "worker_windows"))
     windows_version: int | None = None
+    all_started = False
     start_python_workers(spark)
     try:
         while True:
-            _start_ready_stages(run, queries, trigger_s)
+            all_started = all_started or _start_ready_stages(run, queries, trigger_s)
             _raise_if_failed(queries)
             windows_version = _await_silver(backend, windows, windows_version, gold_every_s)
             # Asked before the refresh, so the refresh that follows covers what it saw.
@@ -129,16 +130,18 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
 
 
 def _start_ready_stages(run: RunContext, queries: dict[str, StreamingQuery],
-                        trigger_s: float) -> None:  # fmt: skip
+                        trigger_s: float) -> bool:  # fmt: skip
+    """Start each stage whose input table exists; True once every stage runs."""
     chain = stages(run)
     for previous, stage in zip((None, *chain), chain, strict=False):
         if stage.name in queries:
             continue
         if previous is not None and run.backend.version(
                 run.warehouse.table_uri(*previous.output)) is None:  # fmt: skip
-            return  # its input table has no commit yet
+            return False  # its input table has no commit yet
         queries[stage.name] = _start(stage.build(run), trigger_s)
         logger.info("started the %s query of run %s", stage.name, run.spec.run_id)
+    return True
 
 
 def _raise_if_failed(queries: dict[str, StreamingQuery]) -> None:

@@ -87,10 +87,6 @@ _COMMITS_PER_LOAD = 20
 _CLEANUP_EVERY = 100
 
 
-def _commit(app_id: str, batch_id: int) -> CommitProperties:
-    return CommitProperties(app_transactions=[Transaction(app_id=app_id, version=batch_id)])
-
-
 def _hooks(table: DeltaTable | None) -> PostCommitHookProperties | None:
     """After a commit to ``table``: its checkpoint when due, a log cleanup only now and then."""
     if table is None:  # a new table: delta-rs' defaults
@@ -130,6 +126,8 @@ class DeltaRsBackend:
         self._storage = storage_options
         self._tables: dict[str, DeltaTable] = {}
         self._loaded_at: dict[str, int] = {}  # the version each table was loaded at
+        # Per table: app id -> (table version, its last batch id there); see _last_batch.
+        self._last_batches: dict[str, dict[str, tuple[int, int | None]]] = {}
         self._locks: dict[str, threading.RLock] = {}
 
     @contextmanager
@@ -161,6 +159,7 @@ class DeltaRsBackend:
                     table = None
             if table is None:
                 self._tables.pop(key, None)
+                self._last_batches.pop(key, None)
                 try:
                     table = DeltaTable(key, storage_options=self._storage)
                 except TableNotFoundError:
@@ -169,14 +168,43 @@ class DeltaRsBackend:
                     self._tables[key], self._loaded_at[key] = table, table.version()
             yield table
 
-    def _already_written(self, table: DeltaTable | None, app_id: str, batch_id: int) -> bool:
+    def _already_written(self, path: TablePath, table: DeltaTable | None, app_id: str,
+                         batch_id: int) -> bool:  # fmt: skip
         if table is None:
             return False
-        last = table.transaction_version(app_id)
+        last = self._last_batch(path, table, app_id)
         if last is not None and last >= batch_id:
             logger.info("skip batch %d of %s: already written (last %d)", batch_id, app_id, last)
             return True
         return False
+
+    def _last_batch(self, path: TablePath, table: DeltaTable, app_id: str) -> int | None:
+        """``table.transaction_version(app_id)``, remembered per table version.
+
+        delta-rs answers by replaying the log's transactions (1 ms of CPU, measured),
+        and every write asks before it commits; the answer changes only with a commit.
+        """
+        known = self._last_batches.setdefault(str(path), {})
+        version = table.version()
+        if app_id in known and known[app_id][0] == version:
+            return known[app_id][1]
+        last = table.transaction_version(app_id)
+        known[app_id] = (version, last)
+        return last
+
+    @contextmanager
+    def _recording(self, path: TablePath, table: DeltaTable | None, app_id: str,
+                   batch_id: int) -> Iterator[CommitProperties]:  # fmt: skip
+        """The properties of a commit recording ``batch_id``; once it is made, the batch is remembered.
+
+        It is remembered at the version the commit should have made. Another writer's
+        commit first puts ours later: the table's version then differs from the one
+        remembered, and ``_last_batch`` asks the log again.
+        """
+        before = None if table is None else table.version()
+        yield CommitProperties(app_transactions=[Transaction(app_id=app_id, version=batch_id)])
+        if before is not None:  # a new table is loaded afresh, and asked, next time
+            self._last_batches.setdefault(str(path), {})[app_id] = (before + 1, batch_id)
 
     def version(self, path: TablePath) -> int | None:
         """The latest version, or None if there is no table."""
@@ -186,7 +214,7 @@ class DeltaRsBackend:
     def transaction_version(self, path: TablePath, app_id: str) -> int | None:
         """The last batch id recorded for ``app_id``, or None."""
         with self._open(path) as table:
-            return None if table is None else table.transaction_version(app_id)
+            return None if table is None else self._last_batch(path, table, app_id)
 
     def create_if_missing(
         self, path: TablePath, schema: pa.Schema, partition_by: Sequence[str] | None = None
@@ -225,7 +253,7 @@ class DeltaRsBackend:
             True if a commit was made, False if the batch was skipped or empty.
         """
         with self._open(path) as table:
-            if self._already_written(table, app_id, batch_id):
+            if self._already_written(path, table, app_id, batch_id):
                 return False
             # Convert only after the check: a replayed Spark batch is never computed.
             with timed("collect"):
@@ -236,10 +264,9 @@ class DeltaRsBackend:
                 return False
             partitions = _plain_partitions(table, arrow)
             try:
-                with timed("delta_write"):
+                with timed("delta_write"), self._recording(path, table, app_id, batch_id) as commit:
                     if table is not None and partitions:
-                        self._write_partitions(table, str(path), arrow, partitions,
-                                               _commit(app_id, batch_id))  # fmt: skip
+                        self._write_partitions(table, str(path), arrow, partitions, commit)
                         return True
                     write_deltalake(
                         table if table is not None else str(path),
@@ -248,7 +275,7 @@ class DeltaRsBackend:
                         partition_by=list(partition_by) if partition_by and table is None else None,
                         storage_options=self._storage if table is None else None,
                         configuration=_TABLE_PROPERTIES if table is None else None,
-                        commit_properties=_commit(app_id, batch_id),
+                        commit_properties=commit,
                         post_commithook_properties=_hooks(table),
                     )
             except Exception as exc:  # delta-rs raises many unrelated types
@@ -274,14 +301,14 @@ class DeltaRsBackend:
         with self._open(path) as table:
             if table is None:
                 raise TableError(f"no Delta table at {path} to add files to")
-            if self._already_written(table, app_id, batch_id) or not files:
+            if self._already_written(path, table, app_id, batch_id) or not files:
                 return False
             now_ms = int(time.time() * 1000)
             actions = [add_action(f.name, f.size, f.rows, now_ms) for f in files]
             try:
-                with timed("delta_write"):
+                with timed("delta_write"), self._recording(path, table, app_id, batch_id) as commit:
                     table.create_write_transaction(actions, mode="append", schema=table.schema(),
-                                                   commit_properties=_commit(app_id, batch_id),
+                                                   commit_properties=commit,
                                                    post_commithook_properties=_hooks(table))  # fmt: skip
             except Exception as exc:  # delta-rs raises many unrelated types
                 raise TableError(
@@ -312,7 +339,7 @@ class DeltaRsBackend:
         if not keys:
             raise ValueError("merge needs at least one key column")
         with self._open(path) as table:
-            if self._already_written(table, app_id, batch_id):
+            if self._already_written(path, table, app_id, batch_id):
                 return False
             if table is None:  # nothing to match against: the first batch is an append
                 return self.append(path, data, app_id, batch_id, partition_by)
@@ -321,15 +348,10 @@ class DeltaRsBackend:
                 return False
             predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
             try:
-                merger = table.merge(
-                    arrow,
-                    predicate,
-                    source_alias="s",
-                    target_alias="t",
-                    commit_properties=_commit(app_id, batch_id),
-                    post_commithook_properties=_hooks(table),
-                )
-                with timed("delta_merge"):
+                with timed("delta_merge"), self._recording(path, table, app_id, batch_id) as commit:
+                    merger = table.merge(arrow, predicate, source_alias="s", target_alias="t",
+                                         commit_properties=commit,
+                                         post_commithook_properties=_hooks(table))  # fmt: skip
                     metrics = (merger.when_matched_update_all().when_not_matched_insert_all()
                                .execute())  # fmt: skip
             except Exception as exc:  # delta-rs raises many unrelated types
@@ -355,7 +377,7 @@ class DeltaRsBackend:
         """
         predicate = where_predicate(where, _quote)
         with self._open(path) as table:
-            if self._already_written(table, app_id, batch_id):
+            if self._already_written(path, table, app_id, batch_id):
                 return False
             if table is None:  # nothing to replace: the first batch creates the table
                 return self.append(path, data, app_id, batch_id, partition_by)
@@ -364,13 +386,12 @@ class DeltaRsBackend:
                 return False
             partitions = _plain_partitions(table, arrow)
             try:
-                with timed("delta_write"):
+                with timed("delta_write"), self._recording(path, table, app_id, batch_id) as commit:
                     if partitions and set(where) <= set(partitions):
-                        self._write_partitions(table, str(path), arrow, partitions,
-                                               _commit(app_id, batch_id), where)  # fmt: skip
+                        self._write_partitions(table, str(path), arrow, partitions, commit, where)
                     else:
                         write_deltalake(table, arrow, mode="overwrite", predicate=predicate,
-                                        commit_properties=_commit(app_id, batch_id),
+                                        commit_properties=commit,
                                         post_commithook_properties=_hooks(table))  # fmt: skip
             except Exception as exc:  # delta-rs raises many unrelated types
                 raise TableError(

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, TableBackend
@@ -273,6 +273,26 @@ def test_the_backend_follows_other_writers_and_a_replaced_table(tmp_path):
     write_deltalake(str(path), rows.slice(0, 1), mode="append")  # a new table in its place
     assert backend.version(path) == 0
     assert backend.read(path).num_rows == 1
+
+
+def test_the_last_batch_follows_other_writers_of_the_same_app_id(
+    warehouse: Warehouse, events: Events
+) -> None:
+    # Each backend remembers the batches it committed; another writer's commit of the
+    # same application id must not be hidden behind that memory.
+    path = warehouse.table_uri("silver", "routed")
+    ours, theirs = DeltaRsBackend(), DeltaRsBackend()
+    writes = [(ours, 0), (ours, 1), (theirs, 2), (ours, 2), (ours, 3), (theirs, 3),
+              (theirs, 4), (ours, 5)]  # fmt: skip
+    for writer, batch in writes:
+        writer.append(path, events(batch * 10, 2), app_id="q", batch_id=batch)
+        truth = DeltaTable(str(path)).transaction_version("q")
+        assert ours.transaction_version(path, "q") == theirs.transaction_version(path, "q") == truth
+    # Batches 2 and 3 were each written once, by whichever backend came first.
+    assert _ids(ours, path) == sorted(i for b in range(6) for i in (b * 10, b * 10 + 1))
+    write_deltalake(str(path), events(99, 1), mode="append",
+                    commit_properties=CommitProperties(app_transactions=[Transaction("q", 9)]))  # fmt: skip
+    assert not ours.append(path, events(60, 2), app_id="q", batch_id=6)  # 9 is recorded now
 
 
 def test_a_table_held_between_commits_is_loaded_afresh_every_so_many_versions(
