@@ -24,6 +24,7 @@ from core.tables.delta_log import (
     AddedFile,
     DeltaLogError,
     latest_version,
+    newest_version,
     read_commit,
     snapshot_files,
 )
@@ -125,7 +126,7 @@ class RunPartialsFeed:
         files: dict[str, list[AddedFile]] = {}
         versions = {}
         for name, path in self._tables.items():
-            versions[name] = latest_version(self.storage, path)
+            versions[name] = newest_version(self.storage, path, self._versions[name])
             files[name] = []
             for version in range(self._versions[name] + 1, versions[name] + 1):
                 commit = read_commit(self.storage, path, version, {})

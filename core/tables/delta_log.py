@@ -35,6 +35,7 @@ __all__ = [
     "DeltaLogError",
     "has_commit",
     "latest_version",
+    "newest_version",
     "pack_files",
     "read_commit",
     "snapshot_files",
@@ -91,6 +92,20 @@ def _log_dir(table: str) -> str:
 def has_commit(storage: Storage, table: str, version: int) -> bool:
     """Whether ``version``'s commit file is in the table's log (one lookup, no listing)."""
     return storage.exists(f"{_log_dir(table)}/{version:020d}.json")
+
+
+def newest_version(storage: Storage, table: str, known: int) -> int:
+    """The newest committed version, given that ``known`` is committed (or -1: none known).
+
+    One lookup per newer commit, and a listing only when no version is known: a
+    streaming table's log keeps every commit for the log retention (30 days by
+    default), so listing it costs more with each commit.
+    """
+    if known < 0:
+        return latest_version(storage, table)
+    while has_commit(storage, table, known + 1):
+        known += 1
+    return known
 
 
 def latest_version(storage: Storage, table: str) -> int:
