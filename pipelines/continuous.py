@@ -10,6 +10,7 @@ A query starts once its input table exists (the previous stage's first batch).
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable
@@ -21,7 +22,9 @@ from pyspark.sql.streaming import StreamingQuery
 from core.run_spec import RunSpec
 from core.spark.python_workers import start_python_workers
 from core.spark.stages import RunContext, Stage, start_query
+from core.storage import Storage
 from core.tables.base import TableBackend
+from core.tables.delta_log import newest_version
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
 from pipelines.medallion import Source, StageTimes, stages
@@ -29,6 +32,13 @@ from pipelines.medallion import Source, StageTimes, stages
 __all__ = ["GoldRefresh", "run_continuous"]
 
 logger = logging.getLogger(__name__)
+
+SNAPSHOT_EVERY_S = 5.0
+"""About how often a continuous run records each splitter's routing snapshot. One
+after every micro-batch cost the driver a Delta commit on each side of silver
+(the snapshots' and gold's hot keys, which decodes them): an eighth of its CPU at
+50,000 msg/s (measured, docs/benchmarks.md); hot keys every few seconds show the
+same pools growing and shrinking."""
 
 _POLL_S = 0.1
 """How often the driver looks for a new micro-batch of the silver query: a refresh
@@ -53,7 +63,7 @@ class GoldRefresh:
     tuples: int
 
 
-def _await_silver(backend: TableBackend, windows: str, seen: int | None,
+def _await_silver(backend: TableBackend, storage: Storage, windows: str, seen: int | None,
                    timeout_s: float) -> int | None:  # fmt: skip
     """The worker windows' table version once it has moved past ``seen``, or after ``timeout_s``.
 
@@ -62,7 +72,7 @@ def _await_silver(backend: TableBackend, windows: str, seen: int | None,
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        version = backend.version(windows)
+        version = backend.version(windows) if seen is None else newest_version(storage, windows, seen)
         if version != seen or time.monotonic() >= deadline:
             return version
         time.sleep(_POLL_S)
@@ -99,16 +109,23 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     times = StageTimes()
     started = time.monotonic()
     feed = partials_feed(warehouse, spec)
-    run = RunContext(spark, source, spec, warehouse, backend)
+    run = RunContext(spark, source, spec, warehouse, backend,
+                     snapshot_every=max(1, round(SNAPSHOT_EVERY_S / trigger_s)))  # fmt: skip
     windows = str(warehouse.table_uri("silver", "worker_windows"))
     windows_version: int | None = None
     all_started = False
     start_python_workers(spark)
+    # What lives now (the session, the libraries) lives as long as the run. Frozen, it
+    # is no longer scanned by the full collections that free each micro-batch's py4j
+    # proxies (core.spark.proxies), 60 ms apiece otherwise.
+    gc.collect()
+    gc.freeze()
     try:
         while True:
             all_started = all_started or _start_ready_stages(run, queries, trigger_s)
             _raise_if_failed(queries)
-            windows_version = _await_silver(backend, windows, windows_version, gold_every_s)
+            windows_version = _await_silver(backend, warehouse.storage, windows, windows_version,
+                                            gold_every_s)  # fmt: skip
             # Asked before the refresh, so the refresh that follows covers what it saw.
             last_round = finished()
             refresh_started = time.time()

@@ -63,7 +63,7 @@ def snapshot_row(rows: pd.DataFrame, snapshot: bytes) -> pd.DataFrame:
 def route_blocks_with_state(
     key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any, source_type: str,
     splitters: int, grouping: str, workers: int, params: dict[str, Any],
-    worker_keys: Sequence[int], land: TaskLanding | None,
+    worker_keys: Sequence[int], land: TaskLanding | None, snapshot_every: int = 1,
 ) -> Iterator[pd.DataFrame]:  # fmt: skip
     """``applyInPandasWithState`` adapter: one splitter's packed bronze rows, parsed and routed.
 
@@ -78,6 +78,8 @@ def route_blocks_with_state(
         worker_keys: the workers' grouping keys.
         land: write the silver tables' files here and pass on their file rows
             (delta-rs); None passes the rows on, packed.
+        snapshot_every: the snapshot record goes out with every micro-batch whose
+            id this divides (the state row is updated with each).
     """
     with gc_paused():
         blocks = pd.concat(list(frames), ignore_index=True)
@@ -86,9 +88,10 @@ def route_blocks_with_state(
         rows = parse_raw_events(raw, source_type, splitters)
         previous = state.get[0] if state.exists else None
         routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
+        recorded = snapshot_every == 1 or streaming_batch_id() % snapshot_every == 0
         table = pa.concat_tables(
             pa.Table.from_pandas(frame, schema=ROUTED_ARROW, preserve_index=False)
-            for frame in (routed, snapshot_row(rows, snapshot))
+            for frame in (routed, *([snapshot_row(rows, snapshot)] if recorded else []))
         )
         splitter = int(blocks["splitter"].iloc[0])
         if land is not None:  # with the bronze files the read tasks landed, if any

@@ -55,7 +55,8 @@ def _silver(run: RunContext) -> Stage:
         blocks = read_kafka_blocks(spark, topic, warehouse.storage, bronze, spec.run_id,
                                    spec.splitters, splitter_keys)  # fmt: skip
         routed = route_blocks(blocks, spec.source_type, spec.splitters, spec.grouping,
-                              spec.workers, spec.params, worker_keys, routing_land)  # fmt: skip
+                              spec.workers, spec.params, worker_keys, routing_land,
+                              run.snapshot_every)  # fmt: skip
     # Reading bronze, bounded bytes per micro-batch bound its memory, however many
     # files a bronze commit has.
     elif delta_spark_available(spark):
@@ -63,12 +64,14 @@ def _silver(run: RunContext) -> Stage:
                                  max_bytes_per_trigger=spec.silver_max_bytes_per_trigger)  # fmt: skip
         routed = route_stream(rows.where(F.col("run_id") == spec.run_id), spec.source_type,
                               spec.splitters, spec.grouping, spec.workers, spec.params,
-                              worker_keys, routing_land, shuffle_partitions=partitions)  # fmt: skip
+                              worker_keys, routing_land, shuffle_partitions=partitions,
+                              snapshot_every=run.snapshot_every)  # fmt: skip
     else:  # rows are packed as the bronze files are read
         blocks = read_bronze_blocks(spark, warehouse.storage, bronze, spec.run_id, spec.splitters,
                                     splitter_keys, spec.silver_max_bytes_per_trigger)  # fmt: skip
         routed = route_blocks(blocks, spec.source_type, spec.splitters, spec.grouping,
-                              spec.workers, spec.params, worker_keys, routing_land)  # fmt: skip
+                              spec.workers, spec.params, worker_keys, routing_land,
+                              run.snapshot_every)  # fmt: skip
     # The workers serve each micro-batch in the writer: one stateful step per query.
     writer = silver_batch_writer(run.backend, tables, app_id, serving)
     # The routing's state is one small snapshot per splitter: the in-memory store

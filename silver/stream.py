@@ -87,17 +87,19 @@ def _pack_rows(batches: Iterator[pa.RecordBatch], splitters: int,
 
 def route_blocks(blocks: DataFrame, source_type: str, splitters: int, grouping: str,
                  workers: int, params: dict[str, Any], worker_keys: Sequence[int],
-                 land: TaskLanding | None = None) -> DataFrame:  # fmt: skip
+                 land: TaskLanding | None = None, snapshot_every: int = 1) -> DataFrame:  # fmt: skip
     """``groupBy(splitter).applyInPandasWithState``: each splitter owns a grouping instance.
 
     ``blocks``: ``BRONZE_BLOCKS_DDL`` rows. Returns ``ROUTED_BLOCKS_DDL`` rows: the
     tuples packed per worker (for :func:`serve_workers`, grouped by ``worker_keys``)
     and each splitter's routing output for the silver tables (landed as files by
-    ``land``, or packed; see :func:`silver.routing.route_blocks_with_state`).
+    ``land``, or packed; see :func:`silver.routing.route_blocks_with_state`), with
+    their routing snapshots every ``snapshot_every`` micro-batches.
     """
     route = functools.partial(route_blocks_with_state, source_type=source_type, splitters=splitters,
                               grouping=grouping, workers=workers, params=dict(params),
-                              worker_keys=list(worker_keys), land=land)  # fmt: skip
+                              worker_keys=list(worker_keys), land=land,
+                              snapshot_every=snapshot_every)  # fmt: skip
     return blocks.groupBy("splitter_group").applyInPandasWithState(
         route, ROUTED_BLOCKS_DDL, ROUTING_STATE_DDL, "append", GroupStateTimeout.NoTimeout
     )
@@ -105,8 +107,8 @@ def route_blocks(blocks: DataFrame, source_type: str, splitters: int, grouping: 
 
 def route_stream(raw_events: DataFrame, source_type: str, splitters: int, grouping: str,
                  workers: int, params: dict[str, Any], worker_keys: Sequence[int],
-                 land: TaskLanding | None = None,
-                 shuffle_partitions: int | None = None) -> DataFrame:  # fmt: skip
+                 land: TaskLanding | None = None, shuffle_partitions: int | None = None,
+                 snapshot_every: int = 1) -> DataFrame:  # fmt: skip
     """:func:`route_blocks` over any stream of bronze rows (packed here).
 
     ``shuffle_partitions``: what the query will start with (default: the session's).
@@ -115,7 +117,7 @@ def route_stream(raw_events: DataFrame, source_type: str, splitters: int, groupi
     pack = functools.partial(_pack_rows, splitters=splitters, group_keys=keys)
     blocks = raw_events.select(*BRONZE_INPUT).mapInArrow(pack, BRONZE_BLOCKS_DDL)
     return route_blocks(blocks, source_type, splitters, grouping, workers, params, worker_keys,
-                        land)  # fmt: skip
+                        land, snapshot_every)  # fmt: skip
 
 
 def serve_workers(routed: DataFrame, serving: WorkerServing, queues: Mapping[int, QueueState],

@@ -48,6 +48,8 @@ class RunContext:
         spec: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
+        snapshot_every: micro-batches between two routing snapshots of a splitter
+            (``silver.routing_snapshots``); a finite run records one after each.
     """
 
     spark: SparkSession
@@ -55,6 +57,7 @@ class RunContext:
     spec: RunSpec
     warehouse: Warehouse
     backend: TableBackend
+    snapshot_every: int = 1
 
     def checkpoint(self, query: str) -> str:
         """The checkpoint folder of this run's ``query``."""

@@ -52,20 +52,25 @@ def _bronze(path: Path, messages: int, commits: int) -> list[tuple[int, int, byt
 
 
 def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: dict,
-                packed_on_read: bool = False) -> pd.DataFrame:  # fmt: skip
+                packed_on_read: bool = False, snapshot_every: int = 1) -> pd.DataFrame:  # fmt: skip
+    """The routing's rows, with the micro-batch of each in ``batch``."""
     collected: list[pd.DataFrame] = []
     if packed_on_read:  # the job's way: the read tasks pack the bronze files
         keys = group_keys_for(spark, PARTITIONS)
         blocks = read_bronze_blocks(spark, LOCAL_FILES, str(bronze), "r1", PARTITIONS, keys, 1)
-        routed = route_blocks(blocks, "ZIPF", PARTITIONS, grouping, 5, params, WORKER_KEYS)
+        routed = route_blocks(blocks, "ZIPF", PARTITIONS, grouping, 5, params, WORKER_KEYS,
+                              snapshot_every=snapshot_every)  # fmt: skip
     else:
         raw = read_delta_stream(spark, str(bronze), max_files_per_trigger=1)
-        routed = route_stream(raw, "ZIPF", PARTITIONS, grouping, 5, params, WORKER_KEYS)
+        routed = route_stream(raw, "ZIPF", PARTITIONS, grouping, 5, params, WORKER_KEYS,
+                              snapshot_every=snapshot_every)  # fmt: skip
+
+    def collect(df, batch_id: int) -> None:
+        rows = unpack(df.toArrow()["block"].to_pylist(), ROUTED_ARROW).to_pandas()
+        collected.append(rows.assign(batch=batch_id))
+
     query = (
-        routed.where(F.col("kind") == ROUTED).writeStream.foreachBatch(
-            lambda df, _: collected.append(
-                unpack(df.toArrow()["block"].to_pylist(), ROUTED_ARROW).to_pandas())
-        )
+        routed.where(F.col("kind") == ROUTED).writeStream.foreachBatch(collect)
         .option("checkpointLocation", str(checkpoint))
         .trigger(availableNow=True)
         .start()
@@ -89,7 +94,27 @@ def test_silver_routes_each_partition_like_the_engine(spark, tmp_path, grouping,
     snapshots = everything[everything["record"] == "snapshot"]
     assert set(snapshots["splitter"]) == set(range(PARTITIONS))  # each splitter's state, per batch
     assert snapshots["payload"].map(len).min() > 0
-    out = everything[everything["record"] != "snapshot"]
+    _assert_routed_like_the_engine(everything[everything["record"] != "snapshot"], messages,
+                                   grouping, params)  # fmt: skip
+
+
+@pytest.mark.parametrize("packed_on_read", [False, True])
+def test_snapshots_every_few_micro_batches_route_alike(spark, tmp_path, packed_on_read):
+    # A continuous run records the routing snapshots every few micro-batches; the
+    # state still goes from each batch to the next.
+    messages = _bronze(tmp_path / "bronze", 3000, commits=4)
+    everything = _run_silver(spark, tmp_path / "bronze", tmp_path / "ckpt", "DYNAMIC_KEY", {},
+                             packed_on_read, snapshot_every=2)  # fmt: skip
+    assert sorted(everything["batch"].unique()) == [0, 1, 2, 3]  # one bronze commit each
+    snapshots = everything[everything["record"] == "snapshot"]
+    assert sorted(set(zip(snapshots["batch"], snapshots["splitter"], strict=True))) == [
+        (batch, splitter) for batch in (0, 2) for splitter in range(PARTITIONS)]  # fmt: skip
+    _assert_routed_like_the_engine(everything[everything["record"] != "snapshot"], messages,
+                                   "DYNAMIC_KEY", {})  # fmt: skip
+
+
+def _assert_routed_like_the_engine(out: pd.DataFrame, messages: list, grouping: str,
+                                   params: dict) -> None:  # fmt: skip
     assert len(out) == len(messages)  # one tuple per ZIPF message, or its quarantine row
     bad = out[out["error"].notna()]
     assert bad["offset"].tolist() == [7 // PARTITIONS] and bad["error"].tolist() == ["not_utf8"]
