@@ -1,12 +1,12 @@
-"""Silver's micro-batch writer: the workers serve the batch, then six tables take it, exactly once.
+"""Silver's micro-batch writer: the workers serve the batch, then five tables take it, exactly once.
 
 The silver query's streaming plan routes (``silver.stream.route_blocks``); its
 ``foreachBatch`` serves the routed tuples in the workers' queues
 (``silver.stream.serve_workers``) and commits, in this order,
 ``bronze.raw_events`` (when the query read Kafka itself), ``silver.routed``, ``silver.quarantine``, ``silver.routing_snapshots``,
-``silver.worker_latency``, ``silver.worker_windows`` (gold watches it: a reader
-that sees a batch there finds it in every table gold reads) and
-``silver.worker_queues``. With delta-rs the routing and the workers' tasks wrote
+``silver.worker_latency`` and ``silver.worker_windows`` (gold watches it: a reader
+that sees a batch there finds it in every table gold reads), whose commit also
+records the workers' queues (:mod:`silver.worker_queues`). With delta-rs the routing and the workers' tasks wrote
 the tables' files themselves (:class:`core.tables.task_files.TaskLanding`) and
 the driver commits only their names; with delta-spark the rows arrive packed
 and are appended natively, by the executors too. Each table records the batch
@@ -35,7 +35,7 @@ from core.tables.task_files import TASK_FILES_ARROW, TaskLanding, commit_task_fi
 from silver.blocks import FILES, ROUTED, unpack
 from silver.schemas import ROUTED_ARROW, ROUTING_TARGETS
 from silver.stream import serve_workers
-from silver.worker_queues import WORKER_QUEUES_ARROW, WorkerQueues
+from silver.worker_queues import WorkerQueues, queues_metadata
 from silver.workers import PARTIAL_TARGETS, QUEUE, QUEUE_ARROW, WorkerServing
 
 if TYPE_CHECKING:
@@ -56,7 +56,6 @@ class SilverTables:
     quarantine: str
     snapshots: str
     latency: str
-    queues: str
     windows: str
     bronze: str | None = None
 
@@ -75,8 +74,7 @@ class SilverTables:
 
 
 def _schemas() -> dict[str, pa.Schema]:
-    return {**{t: schema for t, (_, schema) in ROUTING_TARGETS.items()}, **PARTIAL_TARGETS,
-            "queues": WORKER_QUEUES_ARROW}  # fmt: skip
+    return {**{t: schema for t, (_, schema) in ROUTING_TARGETS.items()}, **PARTIAL_TARGETS}
 
 
 def _unpacked(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -85,15 +83,15 @@ def _unpacked(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Iterator[
             yield from unpack(batch.column("block").to_pylist(), schema).to_batches()
 
 
-def silver_batch_writer(backend: TableBackend, tables: SilverTables, app_id: str,
+def silver_batch_writer(backend: TableBackend, storage: Storage, tables: SilverTables, app_id: str,
                         serving: WorkerServing) -> BatchWriter:  # fmt: skip
     """The ``foreachBatch`` function of the silver query (``ROUTED_BLOCKS_DDL`` rows).
 
     With delta-rs, the query's routing and ``serving`` must land their files
     (their ``landing``, with this ``app_id``); otherwise they pass rows on, packed.
     """
-    tables_in_order = [*tables.files_tables().values(), tables.queues]
-    queues = WorkerQueues(backend, tables.queues, serving.run_id)
+    tables_in_order = list(tables.files_tables().values())
+    queues = WorkerQueues(backend, storage, tables.windows, app_id)
     if isinstance(backend, DeltaRsBackend):
         for target, schema in _schemas().items():
             backend.create_if_missing(getattr(tables, target), schema)
@@ -106,9 +104,11 @@ def silver_batch_writer(backend: TableBackend, tables: SilverTables, app_id: str
         with timed("collect"):  # the whole plan runs in the tasks; file names come back
             rows = served.collect()
         packed = {kind: [row["block"] for row in rows if row["kind"] == kind] for kind in (FILES, QUEUE)}
+        after = queues.after(batch_id, unpack(packed[QUEUE], QUEUE_ARROW))
         commit_task_files(backend, tables.files_tables(),
-                          unpack(packed[FILES], TASK_FILES_ARROW).to_pylist(), app_id, batch_id)  # fmt: skip
-        queues.record(batch_id, unpack(packed[QUEUE], QUEUE_ARROW), app_id)
+                          unpack(packed[FILES], TASK_FILES_ARROW).to_pylist(), app_id, batch_id,
+                          {"windows": queues_metadata(after)})  # fmt: skip
+        queues.remember(batch_id, after)
 
     def write_natively(df: DataFrame, batch_id: int) -> None:
         if written_everywhere(backend, tables_in_order, app_id, batch_id):
@@ -122,12 +122,14 @@ def silver_batch_writer(backend: TableBackend, tables: SilverTables, app_id: str
                 if target == "snapshots":
                     part = part.withColumnRenamed("payload", "state")
                 backend.append(getattr(tables, target), part.select(*schema.names), app_id, batch_id)
+            served = [row["block"] for row in packed.where(F.col("kind") == QUEUE).collect()]
+            after = queues.after(batch_id, unpack(served, QUEUE_ARROW))
             for target, schema in PARTIAL_TARGETS.items():  # worker_windows last
                 partials = packed.where(F.col("kind") == target).mapInArrow(
                     functools.partial(_unpacked, schema=schema), from_arrow_schema(schema))
-                backend.append(getattr(tables, target), partials, app_id, batch_id)
-            served = [row["block"] for row in packed.where(F.col("kind") == QUEUE).collect()]
-            queues.record(batch_id, unpack(served, QUEUE_ARROW), app_id)
+                backend.append(getattr(tables, target), partials, app_id, batch_id,
+                               user_metadata=queues_metadata(after) if target == "windows" else None)  # fmt: skip
+            queues.remember(batch_id, after)
         finally:
             packed.unpersist()
 

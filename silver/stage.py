@@ -43,7 +43,7 @@ def _silver(run: RunContext) -> Stage:
     topic = landing_topic(run)
     tables = SilverTables(*(str(warehouse.table_uri("silver", name)) for name in
                             ("routed", "quarantine", "routing_snapshots", "worker_latency",
-                             "worker_queues", "worker_windows")),
+                             "worker_windows")),
                           bronze=bronze if topic is not None else None)  # fmt: skip
     # With delta-rs the tasks write the tables' files; the driver commits their names.
     landing = isinstance(run.backend, DeltaRsBackend)
@@ -73,7 +73,7 @@ def _silver(run: RunContext) -> Stage:
                               spec.workers, spec.params, worker_keys, routing_land,
                               run.snapshot_every)  # fmt: skip
     # The workers serve each micro-batch in the writer: one stateful step per query.
-    writer = silver_batch_writer(run.backend, tables, app_id, serving)
+    writer = silver_batch_writer(run.backend, warehouse.storage, tables, app_id, serving)
     # The routing's state is one small snapshot per splitter: the in-memory store
     # commits it as one file, where RocksDB flushed, checkpointed and copied files
     # for each partition in every micro-batch (measured: ~70 ms per partition).

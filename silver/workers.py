@@ -11,7 +11,7 @@ time, partition, offset, tuple), and returns
 
 Gold adds partials up, so nothing per tuple leaves the worker's task. The state
 between micro-batches is the worker's queue: its time origin and the completion
-of its last tuple (kept in ``silver.worker_queues``, see :mod:`silver.worker_queues`). Latencies are kept to three significant digits
+of its last tuple (kept with the worker windows' commits, see :mod:`silver.worker_queues`). Latencies are kept to three significant digits
 (:func:`silver.queueing.latency_bucket`, as the simulator keeps them), so a
 worker's latency rows per micro-batch are bounded by the range of its waits, not
 by its tuples. Each partial row carries the run and the micro-batch that made

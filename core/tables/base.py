@@ -62,8 +62,12 @@ class TableBackend(Protocol):
         app_id: str,
         batch_id: int,
         partition_by: Sequence[str] | None = None,
+        user_metadata: str | None = None,
     ) -> bool:
-        """Append rows once per ``(app_id, batch_id)``; False if the batch was already written."""
+        """Append rows once per ``(app_id, batch_id)``; False if the batch was already written.
+
+        ``user_metadata``: kept as the commit's ``commitInfo.userMetadata``.
+        """
         ...
 
     def merge(

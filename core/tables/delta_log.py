@@ -78,11 +78,15 @@ class Commit:
         adds: Files added with ``dataChange: true``.
         removes_data: Whether the commit also removed rows (MERGE, DELETE,
             overwrite), which an append-only stream cannot express.
+        transactions: Application id -> the batch id the commit recorded for it.
+        user_metadata: The commit's ``userMetadata`` (Delta's free text per commit), if any.
     """
 
     version: int
     adds: tuple[AddedFile, ...]
     removes_data: bool
+    transactions: Mapping[str, int] = field(default_factory=dict)
+    user_metadata: str | None = None
 
 
 def _log_dir(table: str) -> str:
@@ -175,13 +179,19 @@ def read_commit(storage: Storage, table: str, version: int,
         ) from None
     adds: list[AddedFile] = []
     removes_data = False
+    transactions: dict[str, int] = {}
+    user_metadata = None
     for line in filter(None, map(str.strip, lines)):
         action = json.loads(line)
         if (add := action.get("add")) is not None and add.get("dataChange", True):
             adds.append(_added_file(root, add, partition_types, version))
         elif (remove := action.get("remove")) is not None and remove.get("dataChange", True):
             removes_data = True
-    return Commit(version, tuple(adds), removes_data)
+        elif (txn := action.get("txn")) is not None:
+            transactions[txn["appId"]] = int(txn["version"])
+        elif (info := action.get("commitInfo")) is not None:
+            user_metadata = info.get("userMetadata")
+    return Commit(version, tuple(adds), removes_data, transactions, user_metadata)
 
 
 def snapshot_files(storage: Storage, table: str, version: int | None = None) -> list[AddedFile]:

@@ -193,16 +193,20 @@ class DeltaRsBackend:
         return last
 
     @contextmanager
-    def _recording(self, path: TablePath, table: DeltaTable | None, app_id: str,
-                   batch_id: int) -> Iterator[CommitProperties]:  # fmt: skip
-        """The properties of a commit recording ``batch_id``; once it is made, the batch is remembered.
+    def _recording(self, path: TablePath, table: DeltaTable | None, app_id: str, batch_id: int,
+                   user_metadata: str | None = None) -> Iterator[CommitProperties]:  # fmt: skip
+        """The properties of a commit recording ``batch_id`` (and ``user_metadata``, Delta's
+        ``commitInfo.userMetadata``); once it is made, the batch is remembered.
 
         It is remembered at the version the commit should have made. Another writer's
         commit first puts ours later: the table's version then differs from the one
         remembered, and ``_last_batch`` asks the log again.
         """
         before = None if table is None else table.version()
-        yield CommitProperties(app_transactions=[Transaction(app_id=app_id, version=batch_id)])
+        yield CommitProperties(
+            app_transactions=[Transaction(app_id=app_id, version=batch_id)],
+            custom_metadata=None if user_metadata is None else {"userMetadata": user_metadata},
+        )
         if before is not None:  # a new table is loaded afresh, and asked, next time
             self._last_batches.setdefault(str(path), {})[app_id] = (before + 1, batch_id)
 
@@ -243,6 +247,7 @@ class DeltaRsBackend:
         app_id: str,
         batch_id: int,
         partition_by: Sequence[str] | None = None,
+        user_metadata: str | None = None,
     ) -> bool:
         """Append ``data`` unless batch ``batch_id`` of ``app_id`` is already in the table.
 
@@ -264,7 +269,8 @@ class DeltaRsBackend:
                 return False
             partitions = _plain_partitions(table, arrow)
             try:
-                with timed("delta_write"), self._recording(path, table, app_id, batch_id) as commit:
+                with timed("delta_write"), self._recording(path, table, app_id, batch_id,
+                                                           user_metadata) as commit:  # fmt: skip
                     if table is not None and partitions:
                         self._write_partitions(table, str(path), arrow, partitions, commit)
                         return True
@@ -287,8 +293,8 @@ class DeltaRsBackend:
             )
             return True
 
-    def add_files(self, path: TablePath, files: Sequence[DataFile], app_id: str,
-                  batch_id: int) -> bool:  # fmt: skip
+    def add_files(self, path: TablePath, files: Sequence[DataFile], app_id: str, batch_id: int,
+                  user_metadata: str | None = None) -> bool:  # fmt: skip
         """Commit Parquet files that writers placed in the table's folder, as one append.
 
         The files must match the table's schema. They become visible only with
@@ -306,7 +312,8 @@ class DeltaRsBackend:
             now_ms = int(time.time() * 1000)
             actions = [add_action(f.name, f.size, f.rows, now_ms) for f in files]
             try:
-                with timed("delta_write"), self._recording(path, table, app_id, batch_id) as commit:
+                with timed("delta_write"), self._recording(path, table, app_id, batch_id,
+                                                           user_metadata) as commit:  # fmt: skip
                     table.create_write_transaction(actions, mode="append", schema=table.schema(),
                                                    commit_properties=commit,
                                                    post_commithook_properties=_hooks(table))  # fmt: skip

@@ -77,6 +77,7 @@ class DeltaSparkBackend:
         app_id: str,
         batch_id: int,
         partition_by: Sequence[str] | None = None,
+        user_metadata: str | None = None,
     ) -> bool:
         """Append once per ``(app_id, batch_id)``; delta-spark also enforces it itself."""
         if self._skip(path, app_id, batch_id):
@@ -88,6 +89,8 @@ class DeltaSparkBackend:
             .option("txnAppId", app_id)
             .option("txnVersion", batch_id)
         )
+        if user_metadata is not None:
+            writer = writer.option("userMetadata", user_metadata)
         if partition_by:
             writer = writer.partitionBy(*partition_by)
         writer.save(str(path))

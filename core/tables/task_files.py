@@ -68,7 +68,8 @@ def write_task_files(storage: Storage, outputs: Mapping[str, tuple[str, pa.Table
 
 
 def commit_task_files(backend: DeltaRsBackend, tables: Mapping[str, TablePath],
-                      rows: Iterable[Any], app_id: str, batch_id: int) -> int:  # fmt: skip
+                      rows: Iterable[Any], app_id: str, batch_id: int,
+                      user_metadata: Mapping[str, str] | None = None) -> int:  # fmt: skip
     """Commit the files the batch's tasks wrote, one append per table (runs on the driver).
 
     Args:
@@ -77,6 +78,7 @@ def commit_task_files(backend: DeltaRsBackend, tables: Mapping[str, TablePath],
         rows: the :data:`TASK_FILES_DDL` rows (Spark rows or mappings).
         app_id: the query's application id.
         batch_id: the micro-batch; a table that already holds it is left alone.
+        user_metadata: target name -> its commit's ``userMetadata``.
 
     Returns:
         The rows committed, over all tables.
@@ -86,7 +88,8 @@ def commit_task_files(backend: DeltaRsBackend, tables: Mapping[str, TablePath],
         files[row["target"]].append(DataFile(row["name"], row["size"], row["rows"]))
     with timed("delta_write"):
         for target, table in tables.items():
-            backend.add_files(table, files[target], app_id, batch_id)
+            backend.add_files(table, files[target], app_id, batch_id,
+                              (user_metadata or {}).get(target))  # fmt: skip
     committed = sum(f.rows for table_files in files.values() for f in table_files)
     logger.debug("%s batch %d: %d files, %d rows", app_id, batch_id,
                  sum(map(len, files.values())), committed)  # fmt: skip

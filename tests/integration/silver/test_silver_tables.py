@@ -68,13 +68,13 @@ def _tickers(messages: int) -> tuple[list[tuple], Counter]:
 
 def _tables(tmp_path) -> SilverTables:
     return SilverTables(*(str(tmp_path / name) for name in
-                          ("routed", "quarantine", "snapshots", "latency", "queues", "windows")))  # fmt: skip
+                          ("routed", "quarantine", "snapshots", "latency", "windows")))  # fmt: skip
 
 
 def _writer(backend, tables: SilverTables):
     serving = WorkerServing(WINDOW_MS, PROCESS_MS, SPEED, "r1",
                             tables.partials_landing(LOCAL_FILES, APP))  # fmt: skip
-    return silver_batch_writer(backend, tables, APP, serving)
+    return silver_batch_writer(backend, LOCAL_FILES, tables, APP, serving)
 
 
 def _stage(spark, tmp_path, backend) -> Stage:
@@ -181,10 +181,11 @@ def test_replayed_batch_completes_only_the_missing_tables(spark, tmp_path):
                       [r for r in files.to_pylist() if r["target"] == "routed"], APP, 0)  # fmt: skip
     writer(batch, 0)
     writer(batch, 0)
-    rows = {"routed": 1, "quarantine": 0, "snapshots": 1, "latency": 1, "queues": 1, "windows": 1}
+    rows = {"routed": 1, "quarantine": 0, "snapshots": 1, "latency": 1, "windows": 1}
     assert {t: backend.read(getattr(tables, t)).num_rows for t in rows} == rows
     # Each table took batch 0 in one commit (version 0 created it); quarantine had nothing.
     assert {t: backend.version(getattr(tables, t)) for t in rows} == {
-        "routed": 1, "quarantine": 0, "snapshots": 1, "latency": 1, "queues": 1, "windows": 1}
-    queue = backend.read(tables.queues).to_pylist()[0]
-    assert (queue["worker"], queue["batch_id"], queue["last_completion_ms"]) == (2, 0, PROCESS_MS)
+        "routed": 1, "quarantine": 0, "snapshots": 1, "latency": 1, "windows": 1}
+    # The windows' commit holds worker 2's queue after its one tuple, as the log has it.
+    info = json.loads((tmp_path / "windows" / "_delta_log" / f"{1:020d}.json").read_text().splitlines()[0])
+    assert json.loads(info["commitInfo"]["userMetadata"]) == {"worker_queues": {"2": [5.0, PROCESS_MS]}}
