@@ -322,7 +322,8 @@ def main() -> None:
     parser.add_argument("--max-offsets", type=int, default=1_000_000,
                         help="Kafka messages per micro-batch (run.bronze_max_offsets_per_trigger)")
     parser.add_argument("--mode", choices=("drain", "live", "both"), default="both")
-    parser.add_argument("--trigger", type=float, default=1.0, help="live: seconds per trigger")
+    parser.add_argument("--trigger", type=float,
+                        help="live: seconds per trigger (default: the run.trigger_interval_s setting)")
     parser.add_argument("--cold", action="store_true",
                         help="live: start the producer before the queries (their start-up counts)")  # fmt: skip
     parser.add_argument("--gold-every", type=float, default=2.0, help="live: longest pause between gold refreshes")
@@ -333,13 +334,15 @@ def main() -> None:
     if args.peers and args.mode == "live":
         parser.error("--peers compares the drain: use --mode drain or both")
     configure_logging()
+    settings = load_settings(env={}).settings
+    args.trigger = args.trigger or settings.run.trigger_interval_s
     quix_python = peers_python() if args.peers else ""
     spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
     root = Path(tempfile.mkdtemp(prefix="dkg-bench-"))
     results: dict[str, Any] = {}
     with LocalBroker(root / "kafka") as broker:
         # The embedded broker with the local profile's client settings, as `dkg run` has them.
-        kafka = KafkaClient.from_config(load_settings(env={}).settings.kafka, broker.start())
+        kafka = KafkaClient.from_config(settings.kafka, broker.start())
         spark = build_spark(app_name="dkg-bench", master="local[2]")
         # Timed systems all find Python workers up: the Spark peer, timed after the
         # drain in this session, would otherwise skip the start the drain paid.

@@ -100,7 +100,8 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=40_000, help="messages/s into Kafka")
     parser.add_argument("--grouping", default="DYNAMIC_KEY")
     parser.add_argument("--max-offsets", type=int, default=200_000, help="per micro-batch")
-    parser.add_argument("--trigger", type=float, default=1.0, help="seconds per trigger")
+    parser.add_argument("--trigger", type=float,
+                        help="seconds per trigger (default: the run.trigger_interval_s setting)")
     parser.add_argument("--gold-every", type=float, default=2.0, help="grouping: seconds")
     parser.add_argument("--retention-s", type=float, default=120.0)
     parser.add_argument(
@@ -113,10 +114,12 @@ def main() -> None:
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     configure_logging()
+    settings = load_settings(env={}).settings
+    args.trigger = args.trigger or settings.run.trigger_interval_s
     root = Path(tempfile.mkdtemp(prefix=f"dkg-soak-{args.pipeline}-"))
     topics = ("soak",) if args.pipeline == "grouping" else ("soak-left", "soak-right")
     with LocalBroker(root / "kafka") as broker:
-        kafka = KafkaClient.from_config(load_settings(env={}).settings.kafka, broker.start())
+        kafka = KafkaClient.from_config(settings.kafka, broker.start())
         for topic in topics:
             ensure_topic(kafka, topic, _PARTITIONS)
         options = f"{LOCAL_JVM_OPTIONS} {args.jvm_options}".strip()

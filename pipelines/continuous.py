@@ -35,10 +35,10 @@ logger = logging.getLogger(__name__)
 
 SNAPSHOT_EVERY_S = 5.0
 """About how often a continuous run records each splitter's routing snapshot. One
-after every micro-batch cost the driver a Delta commit on each side of silver
-(the snapshots' and gold's hot keys, which decodes them): an eighth of its CPU at
-50,000 msg/s (measured, docs/benchmarks.md); hot keys every few seconds show the
-same pools growing and shrinking."""
+after every micro-batch cost the driver about 13 ms of each 90-ms round (a commit
+of the snapshots, reading them back, decoding the groupings for gold's hot keys and
+committing those; measured per call site, docs/benchmarks.md); hot keys every few
+seconds show the same pools growing and shrinking."""
 
 _POLL_S = 0.1
 """How often the driver looks for a new micro-batch of the silver query: a refresh
@@ -83,7 +83,7 @@ def _start(stage: Stage, trigger_s: float) -> StreamingQuery:
 
 
 def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Warehouse,
-                   backend: TableBackend, finished: Callable[[], bool], trigger_s: float = 1.0,
+                   backend: TableBackend, finished: Callable[[], bool], trigger_s: float,
                    gold_every_s: float = 2.0,
                    on_refresh: Callable[[GoldRefresh], None] | None = None) -> StageTimes:  # fmt: skip
     """Run every stage at once until ``finished()`` says so.
