@@ -30,6 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.storage import LOCAL_FILES
+from core.tables.delta_log import latest_version, read_commit
+
 if TYPE_CHECKING:
     from core.warehouse import Warehouse
     from pipelines.continuous import GoldRefresh
@@ -59,14 +62,10 @@ def _batches(checkpoint: str) -> _Batches:
 
 def _transactions(table: str, app_id: str) -> dict[int, int]:
     """Table version -> the batch id ``app_id`` recorded in it."""
-    recorded: dict[int, int] = {}
-    for path in Path(table, "_delta_log").glob("*.json"):
-        for line in path.read_text().splitlines():
-            if line.startswith('{"txn"'):
-                txn = json.loads(line)["txn"]
-                if txn["appId"] == app_id:
-                    recorded[int(path.stem)] = int(txn["version"])
-    return recorded
+    table = str(table)
+    commits = (read_commit(LOCAL_FILES, table, version, {})
+               for version in range(latest_version(LOCAL_FILES, table) + 1))  # fmt: skip
+    return {c.version: c.transactions[app_id] for c in commits if app_id in c.transactions}
 
 
 def _committed_versions(table: str, app_id: str, batch_ids: np.ndarray) -> np.ndarray:

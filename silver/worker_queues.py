@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from core.storage import Storage
 from core.tables.base import TableBackend
-from core.tables.delta_log import DeltaLogError, newest_version, read_commit
+from core.tables.delta_log import DeltaLogError, latest_version, read_commit
 from silver.workers import QUEUE_ARROW, QueueState
 
 __all__ = ["WorkerQueues", "queues_metadata"]
@@ -77,7 +77,7 @@ class WorkerQueues:
         last = self._backend.transaction_version(self._windows, self._app_id)
         if last is None:  # the query never committed worker windows
             return {}
-        version = newest_version(self._storage, self._windows, -1)
+        version = latest_version(self._storage, self._windows)
         while version >= 0:  # newest first: the query's latest commits are near the top
             try:
                 commit = read_commit(self._storage, self._windows, version, {})
