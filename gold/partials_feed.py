@@ -18,6 +18,7 @@ from collections.abc import Callable
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from core.storage import Storage
 from core.tables.delta_log import (
@@ -144,16 +145,45 @@ class RunPartialsFeed:
         # what a dataset over them costs (its planning and its thread pool).
         parts = []
         for added in files:
-            rows = self.storage.parquet_file(added.path).read(
-                columns=list(dict.fromkeys(["run_id", *columns])), use_threads=False)  # fmt: skip
+            file = self.storage.parquet_file(added.path)
+            runs = _run_ids(file)
+            if runs is not None and self.run_id not in runs:
+                continue  # another run's rows only
+            if runs == {self.run_id} and during is None:  # this run's rows only
+                parts.append(file.read(columns=columns, use_threads=False))
+                continue
+            rows = file.read(columns=list(dict.fromkeys(["run_id", *columns])), use_threads=False)
             keep = pc.equal(rows["run_id"], self.run_id)
             if during is not None:
                 starts = rows["window_start_ms"]
                 keep = pc.and_(keep, pc.and_(pc.greater_equal(starts, during[0]),
                                              pc.less(starts, during[1])))  # fmt: skip
             parts.append(rows.filter(keep).select(columns))
+        if not parts:
+            return None
         rows = pa.concat_tables(parts)
         return rows if rows.num_rows else None
+
+
+def _run_ids(file: pq.ParquetFile) -> set[str] | None:
+    """The file's run ids when its statistics tell them (each row group one run), else None.
+
+    Silver's files are written per task, so nearly all hold a single run: their
+    rows need no comparison (a fifth of the reading, measured).
+    """
+    metadata = file.metadata
+    paths = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
+    if "run_id" not in paths:
+        return None
+    column, runs = paths.index("run_id"), set()
+    for group in range(metadata.num_row_groups):
+        stats = metadata.row_group(group).column(column).statistics
+        # Bounds that meet hold every row's value (truncated bounds could not meet).
+        if (stats is None or not stats.has_min_max or not stats.has_null_count
+                or stats.null_count or not isinstance(stats.min, str) or stats.min != stats.max):  # fmt: skip
+            return None
+        runs.add(stats.min)
+    return runs
 
 
 def _frame(rows: pa.Table | None, columns: list[str]) -> pd.DataFrame:

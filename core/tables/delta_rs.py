@@ -411,7 +411,8 @@ class DeltaRsBackend:
                           partitions: list[str], commit: CommitProperties,
                           where: Mapping[str, Sequence[Any]] | None = None) -> None:  # fmt: skip
         """Commit ``data`` as new files, one per partition; with ``where``, replacing its partitions."""
-        schema = as_nullable(pa.schema(table.schema().to_arrow()))
+        delta_schema = table.schema()
+        schema = as_nullable(pa.schema(delta_schema.to_arrow()))
         if sorted(data.column_names) != sorted(schema.names):  # as delta-rs' own writer refuses
             raise TableError(f"columns {data.column_names} are not the table's {schema.names}")
         files = pa.schema([field for field in schema if field.name not in partitions])
@@ -421,7 +422,7 @@ class DeltaRsBackend:
             (column, "in", [partition_string(v) for v in values]) for column, values in where.items()
         ]  # fmt: skip
         table.create_write_transaction(actions, mode="append" if where is None else "overwrite",
-                                       schema=table.schema(), partition_by=partitions,
+                                       schema=delta_schema, partition_by=partitions,
                                        partition_filters=replaced, commit_properties=commit,
                                        post_commithook_properties=_hooks(table))  # fmt: skip
 

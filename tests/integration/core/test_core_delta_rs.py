@@ -119,6 +119,25 @@ def test_partitioned_writes_are_read_alike_by_delta_rs_and_the_log(
     assert backend.transaction_version(path, "q") == 2 and backend.version(path) == 2
 
 
+@pytest.mark.parametrize(
+    "runs", [["r"] * 5, ["r", "s", "r", "s", "r"]], ids=["one-run", "two-runs"]
+)
+def test_each_partition_of_a_write_gets_a_file_a_null_one_too(
+    backend: DeltaRsBackend, warehouse: Warehouse, runs: list[str]
+) -> None:
+    path = warehouse.table_uri("gold", "worker_load")
+    schema = pa.schema([("run", pa.string()), ("window", pa.int64()), ("n", pa.int64())])
+    backend.create_if_missing(path, schema, ["run", "window"])
+    windows = [0, None, 60, 0, None]
+    rows = pa.table({"run": runs, "window": windows, "n": [1, 2, 3, 4, 5]}, schema)
+    assert backend.append(path, rows, "q", 0)
+    expected = sorted(zip(runs, windows, [1, 2, 3, 4, 5], strict=True), key=str)
+    got = DeltaTable(str(path)).to_pyarrow_table().select(["run", "window", "n"]).to_pylist()
+    assert sorted((tuple(r.values()) for r in got), key=str) == expected
+    partitions = {(run, window) for run, window, _ in expected}
+    assert len(snapshot_files(LOCAL_FILES, str(path))) == len(partitions)
+
+
 def test_a_partitioned_write_with_other_columns_is_refused(
     backend: DeltaRsBackend, warehouse: Warehouse
 ) -> None:

@@ -117,6 +117,27 @@ def test_a_run_without_rows_has_zero_tuples(tmp_path):
     assert _metrics(feed)["tuples"].iloc[0] == 0
 
 
+def test_files_holding_several_runs_give_the_run_its_rows_only(tmp_path):
+    # One run's files are taken whole by their statistics; a file of several runs (or
+    # with rows of no run) is filtered row by row. The oracle: the written rows, summed.
+    rows = 90
+    runs = ["r", "other", None] * (rows // 3)
+    rng = np.random.default_rng(5)
+    starts = rng.integers(0, 4, rows) * 15_000
+    windows = pa.table({
+        "run_id": runs, "batch_id": np.zeros(rows, np.int64), "window_start_ms": starts,
+        "worker": rng.integers(0, WORKERS, rows).astype(np.int32),
+        "key": [f"k{i}" for i in range(rows)], "count": rng.integers(1, 5, rows),
+        "tuples": rng.integers(1, 9, rows), "window_end_ms": starts + 15_000,
+    }, schema=WORKER_WINDOWS_ARROW)  # fmt: skip
+    write_deltalake(str(tmp_path / "windows"), windows, mode="append")
+    _commit(tmp_path, "r", 1, 60, seed=6)  # and a file of the run's own
+    feed = _feed(tmp_path)
+    feed.advance()
+    written = DeltaTable(str(tmp_path / "windows")).to_pandas()
+    assert _metrics(feed)["tuples"].iloc[0] == written.loc[written["run_id"] == "r", "tuples"].sum()
+
+
 def _commit_at(tmp_path, batch_id: int, window_start_ms: int, rows: int, seed: int) -> None:
     """A commit of the run's partials, all in the worker windows of one aggregation window."""
     rng = np.random.default_rng(seed)
