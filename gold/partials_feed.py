@@ -169,7 +169,7 @@ def _run_ids(file: pq.ParquetFile) -> set[str] | None:
     """The file's run ids when its statistics tell them (each row group one run), else None.
 
     Silver's files are written per task, so nearly all hold a single run: their
-    rows need no comparison (a fifth of the reading, measured).
+    rows need no comparison (a third of a small file's reading, measured).
     """
     metadata = file.metadata
     paths = [metadata.schema.column(i).path for i in range(metadata.num_columns)]

@@ -88,7 +88,7 @@ def write_partition_files(storage: Storage, table: str, data: pa.Table,
     """Write ``data`` into the table's folder, one new file per partition; their add actions.
 
     Args:
-        storage: where the tables are.
+        storage: where the table is.
         table: the table's URI.
         data: rows with every column of the table, partition columns included.
         partition_by: the table's partition columns.
