@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import gc
 import logging
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from core.run_spec import RunSpec
@@ -25,6 +26,7 @@ from core.spark.stages import RunContext, Stage, start_query
 from core.storage import Storage
 from core.tables.base import TableBackend
 from core.tables.delta_log import newest_version
+from core.tables.sink import BatchWriter
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
 from pipelines.medallion import Source, StageTimes, stages
@@ -39,10 +41,6 @@ after every micro-batch cost the driver about 13 ms of each 90-ms round (a commi
 of the snapshots, reading them back, decoding the groupings for gold's hot keys and
 committing those; measured per call site, docs/benchmarks.md); hot keys every few
 seconds show the same pools growing and shrinking."""
-
-_POLL_S = 0.1
-"""How often the driver looks for a new micro-batch of the silver query: a refresh
-on the clock instead waited a second on average (measured, docs/benchmarks.md)."""
 
 
 @dataclass(frozen=True)
@@ -64,18 +62,35 @@ class GoldRefresh:
 
 
 def _await_silver(backend: TableBackend, storage: Storage, windows: str, seen: int | None,
-                   timeout_s: float) -> int | None:  # fmt: skip
+                  committed: threading.Event, timeout_s: float) -> int | None:  # fmt: skip
     """The worker windows' table version once it has moved past ``seen``, or after ``timeout_s``.
 
-    The table's log is looked up (one file test), not the query's progress: a
-    py4j round trip ten times a second would cost the driver more than the refreshes.
+    ``committed`` is set by the silver query's writer after each micro-batch (it runs
+    in this process), so the wait costs nothing between batches: looking the log up
+    ten times a second cost the driver 6 % of its CPU, a wake-up and a file test
+    each (measured, docs/benchmarks.md). The log, not the signal, says what is
+    committed; the timeout covers writers elsewhere.
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        version = backend.version(windows) if seen is None else newest_version(storage, windows, seen)
-        if version != seen or time.monotonic() >= deadline:
+        version = (
+            backend.version(windows) if seen is None else newest_version(storage, windows, seen)
+        )
+        remaining = deadline - time.monotonic()
+        if version != seen or remaining <= 0:
             return version
-        time.sleep(_POLL_S)
+        committed.wait(remaining)
+        committed.clear()
+
+
+def _signalling(writer: BatchWriter, committed: threading.Event) -> BatchWriter:
+    """``writer``, setting ``committed`` after each micro-batch it handled."""
+
+    def write_batch(df: DataFrame, batch_id: int) -> None:
+        writer(df, batch_id)
+        committed.set()
+
+    return write_batch
 
 
 def _start(stage: Stage, trigger_s: float) -> StreamingQuery:
@@ -113,6 +128,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
                      snapshot_every=max(1, round(SNAPSHOT_EVERY_S / trigger_s)))  # fmt: skip
     windows = str(warehouse.table_uri("silver", "worker_windows"))
     windows_version: int | None = None
+    committed = threading.Event()  # the last stage wrote a micro-batch
     all_started = False
     start_python_workers(spark)
     # What lives now (the session, the libraries) lives as long as the run. Frozen, it
@@ -122,10 +138,10 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     gc.freeze()
     try:
         while True:
-            all_started = all_started or _start_ready_stages(run, queries, trigger_s)
+            all_started = all_started or _start_ready_stages(run, queries, trigger_s, committed)
             _raise_if_failed(queries)
             windows_version = _await_silver(backend, warehouse.storage, windows, windows_version,
-                                            gold_every_s)  # fmt: skip
+                                            committed, gold_every_s)  # fmt: skip
             # Asked before the refresh, so the refresh that follows covers what it saw.
             last_round = finished()
             refresh_started = time.time()
@@ -146,9 +162,12 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     return times
 
 
-def _start_ready_stages(run: RunContext, queries: dict[str, StreamingQuery],
-                        trigger_s: float) -> bool:  # fmt: skip
-    """Start each stage whose input table exists; True once every stage runs."""
+def _start_ready_stages(run: RunContext, queries: dict[str, StreamingQuery], trigger_s: float,
+                        committed: threading.Event) -> bool:  # fmt: skip
+    """Start each stage whose input table exists; True once every stage runs.
+
+    The last stage (gold's input) sets ``committed`` after each micro-batch.
+    """
     chain = stages(run)
     for previous, stage in zip((None, *chain), chain, strict=False):
         if stage.name in queries:
@@ -156,7 +175,10 @@ def _start_ready_stages(run: RunContext, queries: dict[str, StreamingQuery],
         if previous is not None and run.backend.version(
                 run.warehouse.table_uri(*previous.output)) is None:  # fmt: skip
             return False  # its input table has no commit yet
-        queries[stage.name] = _start(stage.build(run), trigger_s)
+        built = stage.build(run)
+        if stage is chain[-1]:
+            built = replace(built, writer=_signalling(built.writer, committed))
+        queries[stage.name] = _start(built, trigger_s)
         logger.info("started the %s query of run %s", stage.name, run.spec.run_id)
     return True
 
