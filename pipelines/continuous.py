@@ -61,8 +61,8 @@ class GoldRefresh:
     tuples: int
 
 
-def _await_silver(backend: TableBackend, storage: Storage, windows: str, seen: int | None,
-                  committed: threading.Event, timeout_s: float) -> int | None:  # fmt: skip
+def _await_silver(storage: Storage, windows: str, seen: int | None, committed: threading.Event,
+                  timeout_s: float) -> int | None:  # fmt: skip
     """The worker windows' table version once it has moved past ``seen``, or after ``timeout_s``.
 
     ``committed`` is set by the silver query's writer after each micro-batch (it runs
@@ -73,9 +73,8 @@ def _await_silver(backend: TableBackend, storage: Storage, windows: str, seen: i
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        version = (
-            backend.version(windows) if seen is None else newest_version(storage, windows, seen)
-        )
+        newest = newest_version(storage, windows, -1 if seen is None else seen)
+        version = None if newest < 0 else newest  # None: no table yet
         remaining = deadline - time.monotonic()
         if version != seen or remaining <= 0:
             return version
@@ -140,7 +139,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
         while True:
             all_started = all_started or _start_ready_stages(run, queries, trigger_s, committed)
             _raise_if_failed(queries)
-            windows_version = _await_silver(backend, warehouse.storage, windows, windows_version,
+            windows_version = _await_silver(warehouse.storage, windows, windows_version,
                                             committed, gold_every_s)  # fmt: skip
             # Asked before the refresh, so the refresh that follows covers what it saw.
             last_round = finished()

@@ -57,7 +57,7 @@ def _rows_of(data: pa.Table, columns: Sequence[str], values: dict[str, Any]) -> 
         column = data[name]
         match = pc.is_null(column) if values[name] is None else pc.equal(column, values[name])
         mask = match if mask is None else pc.and_(mask, match)
-    return data if mask is None else data.filter(mask)
+    return data.filter(mask)
 
 
 def _partitions(
@@ -78,9 +78,12 @@ def _partitions(
             yield values, _rows_of(data, columns, values)
         return
     fixed = {name: distinct[name][0] for name in columns if name not in varying}
-    for value in distinct[varying[0]] if varying else [None]:
-        values = {**fixed, **({varying[0]: value} if varying else {})}
-        yield values, _rows_of(data, varying, values)
+    if not varying:
+        yield fixed, data
+        return
+    (column,) = varying
+    for value in distinct[column]:
+        yield {**fixed, column: value}, _rows_of(data, [column], {column: value})
 
 
 def write_partition_files(storage: Storage, table: str, data: pa.Table,

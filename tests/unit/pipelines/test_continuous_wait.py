@@ -29,7 +29,7 @@ def test_the_wait_ends_at_the_signalled_commit_not_at_the_timeout(tmp_path):
     started = time.monotonic()
     later.start()
     try:
-        version = _await_silver(backend, LOCAL_FILES, path, 0, committed, TIMEOUT_S)
+        version = _await_silver(LOCAL_FILES, path, 0, committed, TIMEOUT_S)
     finally:
         later.join()
     assert version == 1  # the log's version, read after the signal
@@ -42,7 +42,7 @@ def test_without_a_commit_the_wait_ends_at_the_timeout(tmp_path):
     committed = threading.Event()
     committed.set()  # a signal with nothing new in the log (a replayed batch) is no answer
     started = time.monotonic()
-    assert _await_silver(backend, LOCAL_FILES, path, 0, committed, 0.3) == 0
+    assert _await_silver(LOCAL_FILES, path, 0, committed, 0.3) == 0
     assert time.monotonic() - started >= 0.3
 
 
