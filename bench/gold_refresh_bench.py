@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.config import RunConfig
 from core.logs import configure_logging
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
@@ -63,7 +64,7 @@ def _linked_copy(source: Path, target: Path) -> None:
             (target / entry.name).symlink_to(entry.resolve())
 
 
-def replay_refreshes(recorded: Warehouse, replay: Warehouse, spec: RunSpec) -> list[float]:
+def replay_refreshes(recorded: Warehouse, replay: Warehouse, spec: RunPlan) -> list[float]:
     """Refresh gold in ``replay`` after each worker windows commit of ``recorded``; CPU ms each.
 
     A refresh's ``processing_seconds`` is the time from the run's first silver
@@ -110,8 +111,8 @@ def main() -> None:
     parser.add_argument("--grouping", default="DYNAMIC_KEY")
     args = parser.parse_args()
     configure_logging(logging.WARNING)
-    spec = RunSpec(run_id=args.run_id, source_type="ZIPF", grouping=args.grouping,
-                   workers=args.workers, splitters=args.splitters)  # fmt: skip
+    spec = RunPlan(run_id=args.run_id, source_type="ZIPF", grouping=args.grouping,
+                    splitters=args.splitters, run=RunConfig(workers=args.workers))  # fmt: skip
     root = Path(tempfile.mkdtemp(prefix="dkg-gold-replay-"))
     try:
         started = time.process_time()

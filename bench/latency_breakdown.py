@@ -32,6 +32,7 @@ import numpy as np
 
 from core.storage import LOCAL_FILES
 from core.tables.delta_log import latest_version, read_commit
+from silver.schemas import silver_app_id
 
 if TYPE_CHECKING:
     from core.warehouse import Warehouse
@@ -77,13 +78,16 @@ def _committed_versions(table: str, app_id: str, batch_ids: np.ndarray) -> np.nd
 def refreshed_windows_versions(warehouse: Warehouse, run_id: str) -> list[int]:
     """Per gold refresh of the run, in order: the ``silver.worker_windows`` version it was built from.
 
-    A refresh's last write, to ``gold.distribution_metrics``, records that version
-    as its application transaction. Exact, where the version read just before a
-    refresh can lag a batch that the refresh already holds.
+    A refresh's last write, to ``gold.distribution_metrics``, records the run's last
+    silver micro-batch as its application transaction; the version is the one that
+    committed that batch. Exact, where the version read just before a refresh can lag
+    a batch that the refresh already holds.
     """
     built = _transactions(warehouse.table_uri("gold", "distribution_metrics"),
                           f"gold-refresh-{run_id}")  # fmt: skip
-    return [built[v] for v in sorted(built)]
+    batches = np.array([built[v] for v in sorted(built)], dtype=np.int64)
+    windows = warehouse.table_uri("silver", "worker_windows")
+    return _committed_versions(windows, silver_app_id(run_id), batches).tolist()
 
 
 def routed_versions(warehouse: Warehouse, run_id: str, windows_versions: Sequence[int]) -> list[int]:
@@ -92,7 +96,7 @@ def routed_versions(warehouse: Warehouse, run_id: str, windows_versions: Sequenc
     Both tables record the silver query's batches (routed first); -1 where a
     windows version holds no batch of the run.
     """
-    app_id = f"{run_id}-silver"
+    app_id = silver_app_id(run_id)
     batch_of = _transactions(warehouse.table_uri("silver", "worker_windows"), app_id)
     routed_of = {batch: version for version, batch in
                  _transactions(warehouse.table_uri("silver", "routed"), app_id).items()}  # fmt: skip
@@ -159,7 +163,7 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
         stages = [("silver", silver, first_silver)]
     # Gold: the first refresh whose worker windows hold that silver batch.
     served = _committed_versions(warehouse.table_uri("silver", "worker_windows"),
-                                 f"{run_id}-silver", silver.ids)  # fmt: skip
+                                 silver_app_id(run_id), silver.ids)  # fmt: skip
     needed = np.where(first_silver < len(silver.ids),
                       served[np.minimum(first_silver, len(silver.ids) - 1)], -1)  # fmt: skip
     covered = np.array([r.windows_version if r.windows_version is not None else -1

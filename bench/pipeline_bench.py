@@ -45,13 +45,13 @@ from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.datasets.base import Dataset, DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
-from core.config import load_settings
+from core.config import RunConfig, load_settings
 from core.kafka.admin import end_offsets, ensure_topic, topic_exists
 from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
 from core.profiling import phase_totals
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.spark.python_workers import start_python_workers
 from core.spark.session import build_spark
 from core.spark.stages import RunContext
@@ -85,9 +85,9 @@ def _consume_baseline(kafka: KafkaClient, topic: str, total: int) -> float:
     return total / (time.monotonic() - started)
 
 
-def _spec(run_id: str, workers: int, splitters: int, grouping: str) -> RunSpec:
-    return RunSpec(run_id=run_id, source_type="ZIPF", grouping=grouping, workers=workers,
-                   splitters=splitters)  # fmt: skip
+def _spec(run_id: str, workers: int, splitters: int, grouping: str) -> RunPlan:
+    return RunPlan(run_id=run_id, source_type="ZIPF", grouping=grouping,
+                   splitters=splitters, run=RunConfig(workers=workers))  # fmt: skip
 
 
 def _profile(times: StageTimes) -> dict[str, Any]:

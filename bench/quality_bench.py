@@ -37,11 +37,11 @@ from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
-from core.config import QualityConfig, load_settings
+from core.config import QualityConfig, RunConfig, load_settings
 from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import LAYERS, Warehouse
@@ -101,8 +101,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         produce(make_dataset(spec), kafka, topic, args.partitions)
         wait_until_idle(broker_pid)
         warehouse, backend = Warehouse(root / "lakehouse"), DeltaRsBackend()
-        run = RunSpec(run_id="bench-quality", source_type="ZIPF", grouping=args.grouping,
-                      workers=args.workers, splitters=args.partitions)  # fmt: skip
+        run = RunPlan(run_id="bench-quality", source_type="ZIPF", grouping=args.grouping,
+                       splitters=args.partitions, run=RunConfig(workers=args.workers))  # fmt: skip
         # Importing GX and building its context cost seconds once per process, whatever the
         # gates read: done before the run, so the figures are the gates' own work.
         layer_checks(LAYERS, QualityConfig(), run.workers)

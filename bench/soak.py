@@ -41,12 +41,12 @@ from typing import Any
 from bench.console import configure_logging, publish
 from bench.procfs import ProcessSampler
 from bench.soak_parts import HeapSampler, Retention, memory_report, produce_join, produce_zipf
-from core.config import load_settings
+from core.config import RunConfig, load_settings
 from core.kafka.admin import end_offsets, ensure_topic
 from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.spark.session import LOCAL_JVM_OPTIONS, build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
@@ -63,8 +63,8 @@ _GRACE_S = 180.0  # start-up (Python workers, the first batches) builds a backlo
 def _grouping(spark: Any, kafka: KafkaClient, warehouse: Warehouse, done: Callable[[], bool],
               args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
     refreshes: list[GoldRefresh] = []
-    spec = RunSpec(run_id="soak", source_type="ZIPF", grouping=args.grouping, workers=10,
-                   splitters=_PARTITIONS)  # fmt: skip
+    spec = RunPlan(run_id="soak", source_type="ZIPF", grouping=args.grouping,
+                   splitters=_PARTITIONS, run=RunConfig(workers=10))  # fmt: skip
     source = KafkaTopic(kafka, "soak", "earliest", args.max_offsets)
     run_continuous(spark, source, spec, warehouse, DeltaRsBackend(),
                    done, trigger_s=args.trigger,

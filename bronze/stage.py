@@ -21,10 +21,10 @@ def landing_topic(run: RunContext) -> KafkaTopic | None:
 
 def _build(run: RunContext) -> Stage:
     table = run.warehouse.table_uri("bronze", "raw_events")
-    app_id, checkpoint = f"{run.spec.run_id}-bronze", run.checkpoint("bronze")
+    app_id, checkpoint = f"{run.plan.run_id}-bronze", run.checkpoint("bronze")
     rows = run.source.rows(run.spark) if isinstance(run.source, KafkaTopic) else run.source
     writer = foreach_batch_writer(run.backend, table, app_id)
-    return Stage("bronze", raw_events(rows, run.spec.run_id), writer, checkpoint)
+    return Stage("bronze", raw_events(rows, run.plan.run_id), writer, checkpoint)
 
 
 BRONZE = StageDef("bronze", ("bronze", "raw_events"), _build)

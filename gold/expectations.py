@@ -56,18 +56,25 @@ def worker_load_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
 
 
 def distribution_metrics_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
-    """``gold.distribution_metrics``: one cumulative row; every metric within its formula's range."""
+    """``gold.distribution_metrics``: one cumulative row; every metric within its formula's range.
+
+    ``capacity_vs_key`` lies in [1/W, W]: any routing's busiest worker holds between
+    M/W and M tuples, and so does KEY's.
+    """
     slack = config.tolerance
     low, high = config.skew_s
     return new_suite("gold.distribution_metrics", [
         gxe.ExpectColumnValuesToBeInSet(column="scope", value_set=["cumulative", "window"]),
         gxe.ExpectCompoundColumnsToBeUnique(column_list=["scope", "window_start_ms"]),
         *(gxe.ExpectColumnValuesToNotBeNull(column=c)
-          for c in ("skew_s", "dist_cost", "stddev_pct", "imbalance")),
+          for c in ("skew_s", "dist_cost", "stddev_pct", "imbalance", "capacity",
+                    "capacity_vs_key")),
         _between("skew_s", low - slack, high + slack),
         _between("dist_cost", config.dist_cost_min - slack, workers + slack),
         _between("stddev_pct", config.stddev_pct_min - slack, None),
         _between("imbalance", config.imbalance_min - slack, None),
+        _between("capacity", 0, None),
+        _between("capacity_vs_key", 1 / workers - slack, workers + slack),
     ])  # fmt: skip
 
 

@@ -4,7 +4,8 @@ Gold is refreshed every few seconds while a run goes on; re-reading every
 partial of the run each time would cost more with each refresh. A feed keeps
 the run's :class:`RunPartials` between refreshes and reads only the commits made
 since the last one to ``silver.worker_windows``, ``silver.worker_latency`` and
-``silver.routing_snapshots`` (all append-only). The sums do not depend on when
+``silver.routing_snapshots`` (all append-only), and in physical mode
+``silver.worker_busy``. The sums do not depend on when
 gold was refreshed: a fresh feed over the same tables gives what a long-lived
 one gave. Windows the partials released (:meth:`RunPartials.release`) that new
 partials reach are read again whole from the tables' snapshots.
@@ -37,6 +38,7 @@ __all__ = ["RunPartialsFeed"]
 logger = logging.getLogger(__name__)
 
 _WINDOWS_COLUMNS = ["window_start_ms", "worker", "key", "count", "tuples"]
+_BUSY_COLUMNS = ["batch_id", "worker", "tuples", "busy_s", "wall_s"]
 _LATENCY_COLUMNS = ["window_start_ms", "worker", "latency_ms", "tuples", "first_event_ms",
                     "last_completion_ms"]  # fmt: skip
 
@@ -51,14 +53,17 @@ class RunPartialsFeed:
         snapshots: the ``silver.routing_snapshots`` table's URI.
         run_id: the run whose rows count.
         new_partials: builds empty partials with the run's settings.
+        busy: the ``silver.worker_busy`` table's URI (physical mode), or None.
     """
 
     def __init__(self, storage: Storage, windows: str, latency: str, snapshots: str, run_id: str,
-                 new_partials: Callable[[], RunPartials]) -> None:  # fmt: skip
+                 new_partials: Callable[[], RunPartials], busy: str | None = None) -> None:  # fmt: skip
         self.storage = storage
         self.run_id = run_id
         self._tables = {"windows": str(windows), "latency": str(latency),
-                        "snapshots": str(snapshots)}  # fmt: skip
+                        "snapshots": str(snapshots),
+                        **({"busy": str(busy)} if busy is not None else {})}  # fmt: skip
+        self._busy: list[pa.Table] = []  # read, not yet taken
         self._new_partials = new_partials
         self.partials = new_partials()
         self._versions = {name: -1 for name in self._tables}
@@ -86,6 +91,9 @@ class RunPartialsFeed:
         windows = self._read(files["windows"], _WINDOWS_COLUMNS)
         latency = self._read(files["latency"], _LATENCY_COLUMNS)
         snapshots = self._read(files["snapshots"], SNAPSHOTS_ARROW.names)
+        busy = self._read(files.get("busy", []), _BUSY_COLUMNS)
+        if busy is not None:
+            self._busy.append(busy)
         if windows is not None:
             self.partials.add_windows(windows)
         if latency is not None:
@@ -122,6 +130,11 @@ class RunPartialsFeed:
         if not taken:
             return SNAPSHOTS_ARROW.empty_table(), whole
         return pa.concat_tables(taken), whole
+
+    def take_busy(self) -> pa.Table | None:
+        """The run's ``silver.worker_busy`` rows read since the last call (None: none)."""
+        taken, self._busy = self._busy, []
+        return pa.concat_tables(taken) if taken else None
 
     def _new_files(self) -> tuple[dict[str, list[AddedFile]], dict[str, int]]:
         files: dict[str, list[AddedFile]] = {}

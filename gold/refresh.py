@@ -8,8 +8,9 @@ partials reached (a window's ``throughput`` is the run's as of then) and the hot
 keys of the new routing snapshots. A refresh replaces the rows of the windows
 it rebuilt (the tables are partitioned by run and window, so that is a swap of
 files) and appends the new hot keys; each write's application transaction is
-the silver version it was built from, so refreshing twice from the same silver
-data changes nothing.
+the run's last silver micro-batch it was built from, so refreshing again before
+the run's silver query commits another batch changes nothing (other runs'
+commits to the shared silver tables included).
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ import logging
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.tables.base import TableBackend
 from core.tables.sink import written_everywhere
 from core.warehouse import Warehouse
 from gold.hot_keys import hot_keys_from_snapshots
 from gold.metrics.partials import RunPartials
 from gold.partials_feed import RunPartialsFeed
+from silver.schemas import silver_app_id
 
 __all__ = ["partials_feed", "refresh_gold"]
 
@@ -39,42 +41,48 @@ _CUMULATIVE = -1  # distribution_metrics' window_start_ms of the cumulative row
 _WINDOWS_HELD = 3
 
 
-def partials_feed(warehouse: Warehouse, settings: RunSpec) -> RunPartialsFeed:
+def partials_feed(warehouse: Warehouse, plan: RunPlan) -> RunPartialsFeed:
     """A new feed of the run's worker partials; pass it to every refresh."""
 
     def partials() -> RunPartials:
-        return RunPartials(settings.workers, settings.aggregation_window_ms, settings.speed)
+        return RunPartials(plan.workers, plan.run.aggregation_window_ms, plan.speed,
+                           plan.run.process_ms)  # fmt: skip
 
     silver = [warehouse.table_uri("silver", name)
               for name in ("worker_windows", "worker_latency", "routing_snapshots")]  # fmt: skip
-    return RunPartialsFeed(warehouse.storage, *silver, settings.run_id, partials)
+    busy = warehouse.table_uri("silver", "worker_busy") if plan.run.work == "cpu" else None
+    return RunPartialsFeed(warehouse.storage, *silver, plan.run_id, partials, busy)
 
 
-def _of_run(rows: pa.Table, settings: RunSpec) -> pa.Table:
-    return rows.add_column(0, "run_id", pa.array([settings.run_id] * rows.num_rows, pa.string()))
+def _of_run(rows: pa.Table, plan: RunPlan) -> pa.Table:
+    return rows.add_column(0, "run_id", pa.array([plan.run_id] * rows.num_rows, pa.string()))
 
 
-def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
+def refresh_gold(backend: TableBackend, warehouse: Warehouse, plan: RunPlan,
                  processing_seconds: float, feed: RunPartialsFeed | None = None) -> bool:  # fmt: skip
     """Rebuild one run's gold rows; False when silver has nothing new for the run.
 
     Args:
         backend: the Delta backend.
         warehouse: where the tables are.
-        settings: the run (its workers, grouping, windows and queue model).
+        plan: the run (its workers, grouping, windows and queue model).
         processing_seconds: the routing's time so far (the metrics' throughput).
         feed: the run's partials feed from earlier refreshes (:func:`partials_feed`);
             None reads the run's partials from the start.
     """
-    version = backend.version(warehouse.table_uri("silver", "worker_windows"))
-    if version is None:
+    windows = warehouse.table_uri("silver", "worker_windows")
+    # The run's last silver micro-batch: other runs' commits to the shared silver
+    # tables change nothing of this run's gold, so they never trigger a rewrite.
+    batch = backend.transaction_version(windows, silver_app_id(plan.run_id))
+    if batch is None:
         return False
-    app_id = f"gold-refresh-{settings.run_id}"
+    app_id = f"gold-refresh-{plan.run_id}"
     gold = {name: warehouse.table_uri("gold", name)
-            for name in ("key_counts", "worker_load", "distribution_metrics", "hot_keys")}  # fmt: skip
-    if written_everywhere(backend, [gold["distribution_metrics"]], app_id, version):
+            for name in ("key_counts", "worker_load", "distribution_metrics", "hot_keys",
+                         "worker_busy")}  # fmt: skip
+    if written_everywhere(backend, [gold["distribution_metrics"]], app_id, batch):
         return False
-    feed = feed if feed is not None else partials_feed(warehouse, settings)
+    feed = feed if feed is not None else partials_feed(warehouse, plan)
     feed.advance()
     if feed.partials.tuples == 0:
         # Upstream tables can exist before any tuple of the run reached them (a
@@ -82,30 +90,33 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, settings: RunSpec,
         # to create gold's tables with.
         return False
     touched = feed.partials.take_touched()  # only these windows' rows changed
-    run = [settings.run_id]
+    run = [plan.run_id]
     # A window's rows are rebuilt whole: replace them, one partition per run and window.
-    windows = {"run_id": run, "window_start_ms": touched}
-    backend.replace(gold["key_counts"], _of_run(feed.partials.key_counts(touched), settings),
-                    windows, app_id, version, _WINDOWED)  # fmt: skip
-    backend.replace(gold["worker_load"], _of_run(feed.partials.worker_load(touched), settings),
-                    windows, app_id, version, _WINDOWED)  # fmt: skip
+    partitions = {"run_id": run, "window_start_ms": touched}
+    backend.replace(gold["key_counts"], _of_run(feed.partials.key_counts(touched), plan),
+                    partitions, app_id, batch, _WINDOWED)  # fmt: skip
+    backend.replace(gold["worker_load"], _of_run(feed.partials.worker_load(touched), plan),
+                    partitions, app_id, batch, _WINDOWED)  # fmt: skip
+    busy = feed.take_busy()
+    if busy is not None:  # physical mode: each worker's busy time per micro-batch, as measured
+        backend.merge(gold["worker_busy"], _of_run(busy, plan), ["run_id", "batch_id", "worker"],
+                      app_id, batch, ["run_id"])  # fmt: skip
     snapshots, whole_run = feed.take_snapshots()
-    hot = hot_keys_from_snapshots(snapshots, settings.grouping, settings.workers, settings.params)
+    hot = hot_keys_from_snapshots(snapshots, plan.grouping, plan.workers, plan.params)
     if len(hot) and whole_run:  # from every snapshot of the run: its hot keys whole
-        backend.replace(gold["hot_keys"], hot, {"run_id": run}, app_id, version, ["run_id"])
+        backend.replace(gold["hot_keys"], hot, {"run_id": run}, app_id, batch, ["run_id"])
     elif len(hot):
-        backend.append(gold["hot_keys"], hot, app_id, version, ["run_id"])
+        backend.append(gold["hot_keys"], hot, app_id, batch, ["run_id"])
     # Last: its transaction is the one checked above, so a refresh cut short is redone.
     metrics = feed.partials.result(processing_seconds, touched).to_table()
     starts = metrics.schema.get_field_index("window_start_ms")
     metrics = _of_run(metrics.set_column(starts, "window_start_ms",
                                          pc.fill_null(metrics["window_start_ms"], _CUMULATIVE)),
-                      settings)  # fmt: skip
+                      plan)  # fmt: skip
     backend.replace(gold["distribution_metrics"], metrics,
-                    {**windows, "window_start_ms": [_CUMULATIVE, *touched]}, app_id, version,
+                    {**partitions, "window_start_ms": [_CUMULATIVE, *touched]}, app_id, batch,
                     _WINDOWED)  # fmt: skip
     # Published: only the newest windows still take partials as the run goes on.
     feed.partials.release(_WINDOWS_HELD)
-    logger.info("gold refreshed for run %s from worker windows version %d", settings.run_id,
-                version)  # fmt: skip
+    logger.info("gold refreshed for run %s up to its silver batch %d", plan.run_id, batch)
     return True

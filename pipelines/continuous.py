@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.spark.python_workers import start_python_workers
 from core.spark.stages import RunContext, Stage, start_query
 from core.storage import Storage
@@ -96,7 +96,7 @@ def _start(stage: Stage, trigger_s: float) -> StreamingQuery:
     return start_query(stage, processingTime=f"{trigger_s} seconds")
 
 
-def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Warehouse,
+def run_continuous(spark: SparkSession, source: Source, plan: RunPlan, warehouse: Warehouse,
                    backend: TableBackend, finished: Callable[[], bool], trigger_s: float,
                    gold_every_s: float = 2.0,
                    on_refresh: Callable[[GoldRefresh], None] | None = None) -> StageTimes:  # fmt: skip
@@ -106,7 +106,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
         spark: the session.
         source: a Kafka topic or a streaming DataFrame with Kafka's columns (see
             :func:`pipelines.medallion.run_finite`).
-        spec: the run.
+        plan: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
         finished: asked before each gold refresh; True stops the run after that
@@ -122,8 +122,8 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
     queries: dict[str, StreamingQuery] = {}
     times = StageTimes()
     started = time.monotonic()
-    feed = partials_feed(warehouse, spec)
-    run = RunContext(spark, source, spec, warehouse, backend,
+    feed = partials_feed(warehouse, plan)
+    run = RunContext(spark, source, plan, warehouse, backend,
                      snapshot_every=max(1, round(SNAPSHOT_EVERY_S / trigger_s)))  # fmt: skip
     windows = str(warehouse.table_uri("silver", "worker_windows"))
     windows_version: int | None = None
@@ -145,7 +145,7 @@ def run_continuous(spark: SparkSession, source: Source, spec: RunSpec, warehouse
             last_round = finished()
             refresh_started = time.time()
             # False: no worker windows yet, or nothing new since the last refresh.
-            if refresh_gold(backend, warehouse, spec, time.monotonic() - started,
+            if refresh_gold(backend, warehouse, plan, time.monotonic() - started,
                             feed):  # fmt: skip
                 if on_refresh is not None:
                     on_refresh(GoldRefresh(refresh_started, time.time(), windows_version,
@@ -178,7 +178,7 @@ def _start_ready_stages(run: RunContext, queries: dict[str, StreamingQuery], tri
         if stage is chain[-1]:
             built = replace(built, writer=_signalling(built.writer, committed))
         queries[stage.name] = _start(built, trigger_s)
-        logger.info("started the %s query of run %s", stage.name, run.spec.run_id)
+        logger.info("started the %s query of run %s", stage.name, run.plan.run_id)
     return True
 
 

@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -24,8 +25,9 @@ from bronze.stage import BRONZE, landing_topic
 from core.kafka.source import KafkaTopic
 from core.logs import figures
 from core.profiling import phase_totals
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.spark.input_rows import input_rows
+from core.spark.python_workers import start_python_workers
 from core.spark.stages import RunContext, Stage, StageDef, start_query
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
@@ -60,10 +62,19 @@ class StageTimes:
             micro-batches (``addBatch`` is the foreachBatch: compute and write),
             ``batches``, ``rows`` (input rows), and the driver's share of
             ``addBatch`` as ``driver.<phase>`` (collect, aggregate, delta_write, ...).
+        batches: per streaming query, each micro-batch's ``(batch id, input rows,
+            milliseconds, end)`` in order, ``end`` in epoch seconds (Spark keeps the
+            last 100 of a query).
     """
 
     seconds: dict[str, float] = field(default_factory=dict)
     profile: dict[str, dict[str, int]] = field(default_factory=dict)
+    batches: dict[str, list[tuple[int, int, int, float]]] = field(default_factory=dict)
+
+    def batch_seconds(self, name: str) -> float:
+        """Seconds the query's micro-batches took: its throughput's time, without the query's
+        start (sources, state store) and stop."""
+        return self.profile.get(name, {}).get("triggerExecution", 0) / 1000
 
     def add_progress(self, name: str, progress: Any) -> None:
         """Sum one micro-batch's ``StreamingQueryProgress`` into ``profile[name]``."""
@@ -72,6 +83,10 @@ class StageTimes:
             phases[phase] = phases.get(phase, 0) + int(ms)
         phases["batches"] = phases.get("batches", 0) + 1
         phases["rows"] = phases.get("rows", 0) + input_rows(progress)
+        took = int((progress.durationMs or {}).get("triggerExecution", 0))
+        began = datetime.fromisoformat(progress.timestamp.replace("Z", "+00:00")).timestamp()
+        self.batches.setdefault(name, []).append((int(progress.batchId), input_rows(progress), took,
+                                                  began + took / 1000))  # fmt: skip
 
 
 def _drain(stage: Stage, times: StageTimes) -> None:
@@ -93,7 +108,7 @@ def _drain(stage: Stage, times: StageTimes) -> None:
             profile[f"driver.{phase}"] = profile.get(f"driver.{phase}", 0) + spent_ms
 
 
-def run_finite(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Warehouse,
+def run_finite(spark: SparkSession, source: Source, plan: RunPlan, warehouse: Warehouse,
                backend: TableBackend,
                after_stage: Callable[[str], None] | None = None) -> StageTimes:  # fmt: skip
     """Land, parse, route and aggregate everything ``source`` has now, then build gold.
@@ -103,23 +118,24 @@ def run_finite(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Wa
         source: a Kafka topic (landed by silver's read tasks on a delta-rs
             warehouse, read as rows by bronze's query otherwise) or any streaming DataFrame with Kafka's
             columns (so tests and other sources plug in here).
-        spec: the run.
+        plan: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
         after_stage: called with ``"bronze"``, ``"silver"`` and ``"gold"`` once that
             layer is written (e.g. a data-quality gate, which stops the run by raising).
     """
     times = StageTimes()
-    run = RunContext(spark, source, spec, warehouse, backend)
+    run = RunContext(spark, source, plan, warehouse, backend)
+    start_python_workers(spark)  # not on the first micro-batch's clock
 
     def layer_done(layer: str) -> None:
         if after_stage is not None:
-            with job_step(spec.run_id, f"{layer} checks"):
+            with job_step(plan.run_id, f"{layer} checks"):
                 after_stage(layer)
 
     checked = 0
     for stage in stages(run):
-        with job_step(spec.run_id, stage.name):
+        with job_step(plan.run_id, stage.name):
             _drain(stage.build(run), times)
         written = _LAYERS.index(stage.name) + 1  # silver's query may have landed bronze too
         for layer in _LAYERS[checked:written]:
@@ -127,9 +143,9 @@ def run_finite(spark: SparkSession, source: Source, spec: RunSpec, warehouse: Wa
         checked = written
 
     started = time.monotonic()
-    with job_step(spec.run_id, "gold"):
-        refresh_gold(backend, warehouse, spec, times.seconds.get("silver", 0.0))
+    with job_step(plan.run_id, "gold"):
+        refresh_gold(backend, warehouse, plan, times.batch_seconds("silver"))
     times.seconds["gold"] = time.monotonic() - started
     layer_done("gold")
-    logger.info("run %s stages: %s", spec.run_id, figures(times.seconds, "s", decimals=1))
+    logger.info("run %s stages: %s", plan.run_id, figures(times.seconds, "s", decimals=1))
     return times

@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 
 from bronze.datasets.base import TupleBatch
-from gold.metrics import RunMetricsAccumulator
+from gold.metrics import RunMetrics, ServedTuples
 from silver.groupings.base import Grouping, HotKey
-from silver.groupings.hashing import hash_keys
 from silver.groupings.registry import GROUPING_NAMES, GroupingConfigError, make_grouping
 
 __all__ = [
@@ -29,6 +28,7 @@ __all__ = [
     "SimulationSettings",
     "parse_grouping_choices",
     "simulate",
+    "tuples_per_second",
 ]
 
 _CHOICE = re.compile(r"\s*([A-Za-z_]+)\s*(?:\(([^()]*)\))?\s*(?:,|$)")
@@ -45,13 +45,23 @@ class GroupingChoice:
 
 @dataclass(frozen=True)
 class SimulationSettings:
-    """How to route and measure."""
+    """How to route and measure.
+
+    Attributes:
+        workers: W.
+        splitters: routing instances (tuples dealt round-robin).
+        worker_window_ms: the workers' window (``run.worker_window_ms``).
+        window_ms: the metrics' window (``run.aggregation_window_ms``).
+        process_ms: the queue model's service time per tuple.
+        speed: the queue model's event-time speed-up (resolved from the load).
+    """
 
     workers: int
-    splitters: int = 1
-    window_ms: int = 60_000
-    process_ms: float = 1.0
-    speed: float = 1.0
+    splitters: int
+    worker_window_ms: int
+    window_ms: int
+    process_ms: float
+    speed: float
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,7 @@ class SimulationResult:
     """One grouping's run: metrics, routing time and its hot keys at the end."""
 
     choice: GroupingChoice
-    metrics: Any
+    metrics: RunMetrics
     routing_seconds: float
     tuples: int
     hot_keys: list[HotKey]
@@ -68,6 +78,15 @@ class SimulationResult:
     def throughput(self) -> float:
         """Routed tuples per second of routing."""
         return self.tuples / self.routing_seconds if self.routing_seconds > 0 else float("inf")
+
+
+def tuples_per_second(batches: Sequence[TupleBatch]) -> float | None:
+    """Tuples per second of event time over the batches' span (None: a single instant)."""
+    times = [b.event_times_ms for b in batches if len(b)]
+    if not times:
+        return None
+    span_ms = max(int(t.max()) for t in times) - min(int(t.min()) for t in times)
+    return sum(len(t) for t in times) * 1000.0 / span_ms if span_ms > 0 else None
 
 
 def _parse_value(text: str) -> Any:
@@ -161,15 +180,14 @@ def simulate(
             make_grouping(choice.name, settings.workers, choice.params)
             for _ in range(settings.splitters)
         ]
-        metrics = RunMetricsAccumulator(
-            settings.workers, settings.window_ms, settings.process_ms, settings.speed
-        )
+        metrics = ServedTuples(settings.workers, settings.worker_window_ms, settings.window_ms,
+                               settings.process_ms, settings.speed)  # fmt: skip
         seconds, offset = 0.0, 0
         for batch in batches:
             routed, elapsed = _route_batch(splitters, batch, offset)
             seconds += elapsed
             offset += len(batch)
-            metrics.add(hash_keys(batch.keys).fingerprint, routed, batch.event_times_ms)
+            metrics.add(batch.keys, routed, batch.event_times_ms, batch.counts)
             if progress is not None:
                 progress(choice.label, offset)
         hot = [k for s in splitters for k in s.hot_keys()]

@@ -11,13 +11,21 @@ Latency percentiles are taken over latencies kept to ``LATENCY_DIGITS``
 significant digits (:func:`latency_bucket`): a worker then reports how many
 tuples waited each rounded time, a histogram whose size is bounded by the range
 of waits rather than by the tuples, and p50/p99 are off by at most 0.5 %.
+
+What the model needs of a run is its *load*: the workers' mean utilisation,
+arrival rate x ``process_ms`` / W. Below 1 for every worker, a tuple waits a few
+service times; a worker whose share of the tuples pushes it past 1 falls behind
+and its waits grow for as long as the overload lasts. :func:`arrival_speed` turns
+a load into the event-time speed-up that produces it, and :func:`capacity_per_s`
+says how fast tuples may arrive before a routing's busiest worker saturates.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LATENCY_DIGITS", "FifoQueueModel", "latency_bucket"]
+__all__ = ["LATENCY_DIGITS", "FifoQueueModel", "arrival_speed", "capacity_per_s", "latency_bucket",
+           "offered_load"]  # fmt: skip
 
 LATENCY_DIGITS = 3
 """Significant digits latencies keep in the percentiles' histograms."""
@@ -32,6 +40,42 @@ def latency_bucket(latencies_ms: np.ndarray) -> np.ndarray:
     # Whole powers of ten only (10 ** -2 is inexact in binary): scale up, or step down.
     up, down = 10.0 ** np.maximum(decimals, 0), 10.0 ** np.maximum(-decimals, 0)
     return np.where(positive, np.round(latencies * up / down) * down / up, latencies)
+
+
+def arrival_speed(load: float, workers: int, process_ms: float, tuples_per_s: float) -> float:
+    """The event-time speed-up at which W workers are ``load`` busy on average.
+
+    Args:
+        load: the workers' mean utilisation (0.8: 80 % busy).
+        workers: W.
+        process_ms: service time per tuple.
+        tuples_per_s: the stream's tuples per second of event time.
+    """
+    if min(load, workers, process_ms, tuples_per_s) <= 0:
+        raise ValueError("load, workers, process_ms and the tuple rate must be positive")
+    return load * workers * 1000.0 / (process_ms * tuples_per_s)
+
+
+def offered_load(speed: float, workers: int, process_ms: float, tuples_per_s: float) -> float:
+    """The workers' mean utilisation when tuples arrive at event time / ``speed`` (inverse of
+    :func:`arrival_speed`)."""
+    return speed * tuples_per_s * process_ms / (1000.0 * workers)
+
+
+def capacity_per_s(loads: np.ndarray, process_ms: float) -> float:
+    """The highest arrival rate (tuples per second) a routing sustains: the rate at which its
+    busiest worker, given its share of the tuples, is exactly 100 % busy.
+
+    Args:
+        loads: tuples per worker (the routing's shares).
+        process_ms: service time per tuple.
+
+    Returns:
+        ``1000 * sum(loads) / (process_ms * max(loads))``; 0 when no tuple was routed.
+    """
+    loads = np.asarray(loads, dtype=np.float64)
+    peak = float(loads.max()) if len(loads) else 0.0
+    return 1000.0 * float(loads.sum()) / (process_ms * peak) if peak > 0 else 0.0
 
 
 class FifoQueueModel:

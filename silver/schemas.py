@@ -5,8 +5,23 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["BRONZE_INPUT", "QUARANTINE_ARROW", "ROUTED_ARROW", "ROUTED_TABLE_ARROW",
-           "ROUTED_TABLE_COLUMNS", "ROUTING_STATE_DDL", "ROUTING_TARGETS", "SNAPSHOTS_ARROW", "split_routed"]  # fmt: skip
+__all__ = [
+    "BRONZE_INPUT",
+    "QUARANTINE_ARROW",
+    "ROUTED_ARROW",
+    "ROUTED_TABLE_ARROW",
+    "ROUTED_TABLE_COLUMNS",
+    "ROUTING_STATE_DDL",
+    "ROUTING_TARGETS",
+    "SNAPSHOTS_ARROW",
+    "silver_app_id",
+    "split_routed",
+]  # fmt: skip
+
+def silver_app_id(run_id: str) -> str:
+    """The silver query's application id: each silver table records its micro-batches under it."""
+    return f"{run_id}-silver"
+
 
 # What parsing needs of a bronze row; the Kafka key and topic stay in bronze.
 BRONZE_INPUT = ("run_id", "partition", "offset", "timestamp", "value")

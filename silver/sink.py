@@ -36,7 +36,14 @@ from silver.blocks import FILES, ROUTED, unpack
 from silver.schemas import ROUTED_ARROW, ROUTING_TARGETS
 from silver.stream import serve_workers
 from silver.worker_queues import WorkerQueues, queues_metadata
-from silver.workers import PARTIAL_TARGETS, QUEUE, QUEUE_ARROW, WorkerServing
+from silver.workers import (
+    BUSY,
+    PARTIAL_TARGETS,
+    QUEUE,
+    QUEUE_ARROW,
+    WORKER_BUSY_ARROW,
+    WorkerServing,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -49,7 +56,8 @@ class SilverTables:
     """Where the silver query's output goes (table URIs).
 
     ``bronze``: set when the query reads Kafka and its read tasks land bronze's
-    files (:mod:`silver.kafka_blocks`); the writer commits them first.
+    files (:mod:`silver.kafka_blocks`); the writer commits them first. ``busy``:
+    set in physical mode, where the workers report their busy time.
     """
 
     routed: str
@@ -58,6 +66,12 @@ class SilverTables:
     latency: str
     windows: str
     bronze: str | None = None
+    busy: str | None = None
+
+    def partial_schemas(self) -> dict[str, pa.Schema]:
+        """The workers' targets and their tables' schemas, ``windows`` last (gold watches it)."""
+        busy = {BUSY: WORKER_BUSY_ARROW} if self.busy is not None else {}
+        return {**busy, **PARTIAL_TARGETS}
 
     def routing_landing(self, storage: Storage, app_id: str) -> TaskLanding:
         """Where the routing step's tasks write their tables' files."""
@@ -65,16 +79,18 @@ class SilverTables:
 
     def partials_landing(self, storage: Storage, app_id: str) -> TaskLanding:
         """Where the workers' tasks write their partials' files."""
-        return TaskLanding(storage, {t: getattr(self, t) for t in PARTIAL_TARGETS}, app_id)
+        return TaskLanding(storage, {t: getattr(self, t) for t in self.partial_schemas()}, app_id)
 
     def files_tables(self) -> dict[str, str]:
         """The tables whose files the tasks write (target -> table), in commit order."""
         landed = {LANDING_TARGET: self.bronze} if self.bronze is not None else {}
-        return {**landed, **{t: getattr(self, t) for t in (*ROUTING_TARGETS, *PARTIAL_TARGETS)}}
+        targets = (*ROUTING_TARGETS, *self.partial_schemas())
+        return {**landed, **{t: getattr(self, t) for t in targets}}
 
-
-def _schemas() -> dict[str, pa.Schema]:
-    return {**{t: schema for t, (_, schema) in ROUTING_TARGETS.items()}, **PARTIAL_TARGETS}
+    def schemas(self) -> dict[str, pa.Schema]:
+        """Every silver target the query writes and its table's schema."""
+        return {**{t: schema for t, (_, schema) in ROUTING_TARGETS.items()},
+                **self.partial_schemas()}  # fmt: skip
 
 
 def _unpacked(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -93,7 +109,7 @@ def silver_batch_writer(backend: TableBackend, storage: Storage, tables: SilverT
     tables_in_order = list(tables.files_tables().values())
     queues = WorkerQueues(backend, storage, tables.windows, app_id)
     if isinstance(backend, DeltaRsBackend):
-        for target, schema in _schemas().items():
+        for target, schema in tables.schemas().items():
             backend.create_if_missing(getattr(tables, target), schema)
 
     def commit_files(df: DataFrame, batch_id: int) -> None:
@@ -124,7 +140,7 @@ def silver_batch_writer(backend: TableBackend, storage: Storage, tables: SilverT
                 backend.append(getattr(tables, target), part.select(*schema.names), app_id, batch_id)
             served = [row["block"] for row in packed.where(F.col("kind") == QUEUE).collect()]
             after = queues.after(batch_id, unpack(served, QUEUE_ARROW))
-            for target, schema in PARTIAL_TARGETS.items():  # worker_windows last
+            for target, schema in tables.partial_schemas().items():  # worker_windows last
                 partials = packed.where(F.col("kind") == target).mapInArrow(
                     functools.partial(_unpacked, schema=schema), from_arrow_schema(schema))
                 backend.append(getattr(tables, target), partials, app_id, batch_id,

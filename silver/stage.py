@@ -16,6 +16,7 @@ from core.spark.session import delta_spark_available
 from core.spark.stages import IN_MEMORY_STATE_STORE, RunContext, Stage, StageDef
 from core.tables import read_delta_stream
 from core.tables.delta_rs import DeltaRsBackend
+from silver.schemas import silver_app_id
 from silver.sink import SilverTables, silver_batch_writer
 from silver.stream import (
     BRONZE_INPUT,
@@ -30,47 +31,50 @@ __all__ = ["SILVER"]
 
 
 def _silver(run: RunContext) -> Stage:
-    spark, spec, warehouse = run.spark, run.spec, run.warehouse
+    spark, plan, warehouse = run.spark, run.plan, run.warehouse
     bronze = str(warehouse.table_uri("bronze", "raw_events"))
     # Both steps share the query's shuffle partitions: one per splitter, and up to
     # two per core for the workers. Grouping keys give each splitter and each worker
     # a partition of its own while there are enough, so Spark's scheduler balances
     # them over the cores however skewed the Kafka partitions or the workers are.
-    partitions = max(spec.splitters, min(spec.workers, 2 * spark.sparkContext.defaultParallelism))
-    splitter_keys = spread_group_keys(spec.splitters, partitions)
-    worker_keys = spread_group_keys(spec.workers, partitions)
-    app_id = f"{spec.run_id}-silver"
+    partitions = max(plan.splitters, min(plan.workers, 2 * spark.sparkContext.defaultParallelism))
+    splitter_keys = spread_group_keys(plan.splitters, partitions)
+    worker_keys = spread_group_keys(plan.workers, partitions)
+    app_id = silver_app_id(plan.run_id)
     topic = landing_topic(run)
+    physical = plan.run.work == "cpu"
     tables = SilverTables(*(str(warehouse.table_uri("silver", name)) for name in
                             ("routed", "quarantine", "routing_snapshots", "worker_latency",
                              "worker_windows")),
-                          bronze=bronze if topic is not None else None)  # fmt: skip
+                          bronze=bronze if topic is not None else None,
+                          busy=str(warehouse.table_uri("silver", "worker_busy")) if physical else None)  # fmt: skip
     # With delta-rs the tasks write the tables' files; the driver commits their names.
     landing = isinstance(run.backend, DeltaRsBackend)
     routing_land = tables.routing_landing(warehouse.storage, app_id) if landing else None
-    serving = WorkerServing(spec.worker_window_ms, spec.process_ms, spec.speed, spec.run_id,
-                            tables.partials_landing(warehouse.storage, app_id) if landing else None)  # fmt: skip
+    serving = WorkerServing(plan.run.worker_window_ms, plan.run.process_ms, plan.speed, plan.run_id,
+                            tables.partials_landing(warehouse.storage, app_id) if landing else None,
+                            cpu_work=physical)  # fmt: skip
     if topic is not None:  # bronze is landed by this query's read tasks
         run.backend.create_if_missing(bronze, RAW_EVENTS_ARROW)
-        blocks = read_kafka_blocks(spark, topic, warehouse.storage, bronze, spec.run_id,
-                                   spec.splitters, splitter_keys)  # fmt: skip
-        routed = route_blocks(blocks, spec.source_type, spec.splitters, spec.grouping,
-                              spec.workers, spec.params, worker_keys, routing_land,
+        blocks = read_kafka_blocks(spark, topic, warehouse.storage, bronze, plan.run_id,
+                                   plan.splitters, splitter_keys)  # fmt: skip
+        routed = route_blocks(blocks, plan.source_type, plan.splitters, plan.grouping,
+                              plan.workers, plan.params, worker_keys, routing_land,
                               run.snapshot_every)  # fmt: skip
     # Reading bronze, bounded bytes per micro-batch bound its memory, however many
     # files a bronze commit has.
     elif delta_spark_available(spark):
         rows = read_delta_stream(spark, bronze, columns=BRONZE_INPUT,
-                                 max_bytes_per_trigger=spec.silver_max_bytes_per_trigger)  # fmt: skip
-        routed = route_stream(rows.where(F.col("run_id") == spec.run_id), spec.source_type,
-                              spec.splitters, spec.grouping, spec.workers, spec.params,
+                                 max_bytes_per_trigger=plan.run.silver_max_bytes_per_trigger)  # fmt: skip
+        routed = route_stream(rows.where(F.col("run_id") == plan.run_id), plan.source_type,
+                              plan.splitters, plan.grouping, plan.workers, plan.params,
                               worker_keys, routing_land, shuffle_partitions=partitions,
                               snapshot_every=run.snapshot_every)  # fmt: skip
     else:  # rows are packed as the bronze files are read
-        blocks = read_bronze_blocks(spark, warehouse.storage, bronze, spec.run_id, spec.splitters,
-                                    splitter_keys, spec.silver_max_bytes_per_trigger)  # fmt: skip
-        routed = route_blocks(blocks, spec.source_type, spec.splitters, spec.grouping,
-                              spec.workers, spec.params, worker_keys, routing_land,
+        blocks = read_bronze_blocks(spark, warehouse.storage, bronze, plan.run_id, plan.splitters,
+                                    splitter_keys, plan.run.silver_max_bytes_per_trigger)  # fmt: skip
+        routed = route_blocks(blocks, plan.source_type, plan.splitters, plan.grouping,
+                              plan.workers, plan.params, worker_keys, routing_land,
                               run.snapshot_every)  # fmt: skip
     # The workers serve each micro-batch in the writer: one stateful step per query.
     writer = silver_batch_writer(run.backend, warehouse.storage, tables, app_id, serving)

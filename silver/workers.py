@@ -20,6 +20,8 @@ it, so a (window, worker, key) has one row per micro-batch that saw it.
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,10 +35,11 @@ from core.gc_pause import gc_paused
 from core.tables.task_files import TaskLanding
 from silver.blocks import FILES, ROUTED_BLOCKS_ARROW, TUPLES, group_blocks, pack, pack_table, unpack
 from silver.queueing import FifoQueueModel, latency_bucket
+from silver.work import spend_cpu
 
-__all__ = ["LATENCY_ARROW", "PARTIAL_TARGETS", "QUEUE", "QUEUE_ARROW", "WINDOW_PARTIALS_ARROW",
-           "WORKER_INPUT", "WORKER_INPUT_ARROW", "WORKER_LATENCY_ARROW", "WORKER_OUTPUT_DDL",
-           "WORKER_WINDOWS_ARROW", "QueueState", "WorkerServing", "serve_worker",
+__all__ = ["BUSY", "LATENCY_ARROW", "PARTIAL_TARGETS", "QUEUE", "QUEUE_ARROW", "WINDOW_PARTIALS_ARROW",
+           "WORKER_BUSY_ARROW", "WORKER_INPUT", "WORKER_INPUT_ARROW", "WORKER_LATENCY_ARROW", "WORKER_OUTPUT_DDL",
+           "WORKER_WINDOWS_ARROW", "QueueState", "WorkerServing", "serve_tuples",
            "serve_worker_group", "tuples_by_worker"]  # fmt: skip
 
 # What a worker needs of a routed tuple.
@@ -65,8 +68,15 @@ def _tagged(schema: pa.Schema) -> pa.Schema:
 
 WORKER_WINDOWS_ARROW = _tagged(WINDOW_PARTIALS_ARROW)
 WORKER_LATENCY_ARROW = _tagged(LATENCY_ARROW)
+_BUSY_ARROW = pa.schema([("worker", pa.int32()), ("tuples", pa.int64()), ("busy_s", pa.float64()),
+                         ("wall_s", pa.float64())])  # fmt: skip
+WORKER_BUSY_ARROW = _tagged(_BUSY_ARROW)
+"""Physical mode: what serving a worker's tuples of a micro-batch really cost its task
+(``busy_s``: CPU seconds of its thread, the work included; ``wall_s``: wall-clock seconds)."""
 PARTIAL_TARGETS = {"latency": WORKER_LATENCY_ARROW, "windows": WORKER_WINDOWS_ARROW}
 """Each kind of partials (the target name of its table) and its table's schema."""
+BUSY = "busy"
+"""The target name of the workers' busy time (physical mode only)."""
 
 # The step's output: each kind of partials (or, landed, their files) and the
 # queues, packed (``silver.blocks``), and the rows it passes through.
@@ -89,6 +99,8 @@ class WorkerServing:
         speed: event-time speed-up (arrivals at event time / speed).
         run_id: the run (it tags the partials).
         landing: where the tasks write the partials' files (delta-rs); None: packed rows.
+        cpu_work: physical mode: each worker also spends ``process_ms`` of CPU per tuple
+            (:func:`silver.work.spend_cpu`) and reports its busy time (``BUSY``).
     """
 
     window_ms: int
@@ -96,61 +108,81 @@ class WorkerServing:
     speed: float
     run_id: str
     landing: TaskLanding | None = None
+    cpu_work: bool = False
 _WORKER_BLOCKS_ARROW = pa.schema([("worker_group", pa.int32()), ("worker", pa.int32()),
                                   ("rows", pa.int64()), ("block", pa.binary())])  # fmt: skip
 
 
-def _windows(rows: pa.Table, starts: np.ndarray, worker: int, window_ms: int) -> pa.Table:
-    table = pa.table({"window_start_ms": starts, "key": rows["key"], "count": rows["count"]})
-    grouped = table.group_by(["window_start_ms", "key"], use_threads=False).aggregate(
+def _windows(rows: pa.Table, starts: np.ndarray, window_ms: int) -> pa.Table:
+    table = pa.table({"window_start_ms": starts, "worker": rows["worker"], "key": rows["key"],
+                      "count": rows["count"]})  # fmt: skip
+    grouped = table.group_by(["window_start_ms", "worker", "key"], use_threads=False).aggregate(
         [("count", "sum"), ("count", "count", pc.CountOptions(mode="all"))]
     )
     begin = grouped["window_start_ms"]
     return pa.table({
-        "window_start_ms": begin, "worker": pa.repeat(pa.scalar(worker, pa.int32()), len(grouped)),
-        "key": grouped["key"], "count": grouped["count_sum"], "tuples": grouped["count_count"],
+        "window_start_ms": begin, "worker": grouped["worker"], "key": grouped["key"],
+        "count": grouped["count_sum"], "tuples": grouped["count_count"],
         "window_end_ms": pc.add(begin, window_ms),
     }, schema=WINDOW_PARTIALS_ARROW)  # fmt: skip
 
 
-def _latencies(times: np.ndarray, latencies: np.ndarray, starts: np.ndarray, worker: int,
+def _latencies(times: np.ndarray, workers: np.ndarray, latencies: np.ndarray, starts: np.ndarray,
                speed: float) -> pa.Table:  # fmt: skip
-    frame = pd.DataFrame({"window_start_ms": starts, "latency_ms": latency_bucket(latencies),
-                          "event_ms": times,
-                          "completion": (times - starts) / speed + latencies})  # fmt: skip
-    per_window = frame.groupby("window_start_ms").agg(first_event_ms=("event_ms", "min"),
-                                                      last_completion_ms=("completion", "max"))  # fmt: skip
-    counts = frame.groupby(["window_start_ms", "latency_ms"]).size().rename("tuples").reset_index()
-    out = counts.join(per_window, on="window_start_ms").assign(worker=worker)
-    return pa.Table.from_pandas(out[LATENCY_ARROW.names], schema=LATENCY_ARROW,
-                                preserve_index=False)  # fmt: skip
+    """Per worker and window: tuples per rounded latency, the first event and the last completion.
+
+    The rows are sorted by worker, then event time: each (worker, window) is one run.
+    """
+    table = pa.table({"window_start_ms": starts, "worker": pa.array(workers, pa.int32()),
+                      "latency_ms": latency_bucket(latencies), "event_ms": times,
+                      "completion": (times - starts) / speed + latencies})  # fmt: skip
+    counts = table.group_by(["window_start_ms", "worker", "latency_ms"], use_threads=False).aggregate(
+        [("latency_ms", "count", pc.CountOptions(mode="all"))])
+    extremes = table.group_by(["window_start_ms", "worker"], use_threads=False).aggregate(
+        [("event_ms", "min"), ("completion", "max")])
+    out = counts.join(extremes, ["window_start_ms", "worker"], use_threads=False)
+    return pa.table({
+        "window_start_ms": out["window_start_ms"], "worker": out["worker"],
+        "latency_ms": out["latency_ms"], "tuples": out["latency_ms_count"],
+        "first_event_ms": out["event_ms_min"], "last_completion_ms": out["completion_max"],
+    }, schema=LATENCY_ARROW)  # fmt: skip
 
 
-def serve_worker(rows: pa.Table, state: QueueState | None, window_ms: int,
+def serve_tuples(rows: pa.Table, queues: Mapping[int, QueueState], window_ms: int,
                  process_ms: float, speed: float,
-                 ) -> tuple[pa.Table, pa.Table, QueueState]:  # fmt: skip
-    """One worker's tuples of a micro-batch -> its window and latency partials, and its new state.
+                 ) -> tuple[pa.Table, pa.Table, dict[int, QueueState]]:  # fmt: skip
+    """Workers' tuples of a micro-batch -> their window and latency partials, and their queues after.
+
+    Each worker serves its own tuples in stream order (event time, partition,
+    offset, tuple) in its own FIFO queue; the rows may hold one worker's tuples
+    (a Spark worker's task) or many (the simulator), in any order.
 
     Args:
-        rows: ``WORKER_INPUT`` columns, one worker's tuples in any order.
-        state: ``(origin_ms, last_completion_ms)`` of the queue, None for a new worker.
+        rows: ``WORKER_INPUT`` columns.
+        queues: each worker's ``(origin_ms, last_completion_ms)`` before the batch
+            (absent: a new worker).
         window_ms: the worker window.
         process_ms: service time per tuple.
         speed: event-time speed-up (arrivals at event time / speed).
     """
-    order = np.lexsort([rows[name].to_numpy() for name in reversed(_ORDER)])
+    order = np.lexsort([rows[name].to_numpy() for name in reversed(("worker", *_ORDER))])
     rows = rows.take(pa.array(order))
-    worker = int(rows["worker"][0].as_py())
-    queue = FifoQueueModel(1, process_ms, speed)
-    if state is not None:
-        queue.origin_ms, queue.last_completion[0] = state
+    workers = rows["worker"].to_numpy()
     times = rows["event_time_ms"].to_numpy()
-    latencies = queue.add(np.zeros(len(times), np.int64), times)
+    latencies = np.empty(len(times))
+    after: dict[int, QueueState] = {}
+    edges = [0, *(np.flatnonzero(np.diff(workers)) + 1).tolist(), len(times)]
+    for begin, end in itertools.pairwise(edges):
+        worker = int(workers[begin])
+        queue = FifoQueueModel(1, process_ms, speed)
+        if worker in queues:
+            queue.origin_ms, queue.last_completion[0] = queues[worker]
+        latencies[begin:end] = queue.add(np.zeros(end - begin, np.int64), times[begin:end])
+        assert queue.origin_ms is not None  # noqa: S101 - set by the first add
+        after[worker] = (queue.origin_ms, float(queue.last_completion[0]))
     starts = times // window_ms * window_ms
-    partials = _windows(rows, starts, worker, window_ms)
-    waits = _latencies(times, latencies, starts, worker, speed)
-    assert queue.origin_ms is not None  # noqa: S101 - set by the first add
-    return partials, waits, (queue.origin_ms, float(queue.last_completion[0]))
+    return (_windows(rows, starts, window_ms), _latencies(times, workers, latencies, starts, speed),
+            after)  # fmt: skip
 
 
 def tuples_by_worker(routed: pa.Table, worker_keys: Sequence[int]) -> pa.RecordBatch:
@@ -194,10 +226,18 @@ def serve_worker_group(key: tuple[Any, ...], blocks: pd.DataFrame, serving: Work
         rows = unpack(blocks.loc[is_tuples, "block"], WORKER_INPUT_ARROW)
         if rows.num_rows:
             worker = int(rows["worker"][0].as_py())
-            partials, waits, queue = serve_worker(rows, queues.get(worker), serving.window_ms,
-                                                  serving.process_ms, serving.speed)  # fmt: skip
+            started_cpu, started = time.thread_time(), time.perf_counter()
+            partials, waits, served = serve_tuples(rows, queues, serving.window_ms,
+                                                   serving.process_ms, serving.speed)  # fmt: skip
+            queue = served[worker]
             tagged = {"latency": _tag(waits, WORKER_LATENCY_ARROW, serving.run_id, batch_id),
                       "windows": _tag(partials, WORKER_WINDOWS_ARROW, serving.run_id, batch_id)}  # fmt: skip
+            if serving.cpu_work:
+                spend_cpu(rows.num_rows * serving.process_ms / 1000)
+                busy = pa.table({"worker": [worker], "tuples": [rows.num_rows],
+                                 "busy_s": [time.thread_time() - started_cpu],
+                                 "wall_s": [time.perf_counter() - started]}, schema=_BUSY_ARROW)  # fmt: skip
+                tagged[BUSY] = _tag(busy, WORKER_BUSY_ARROW, serving.run_id, batch_id)
             if serving.landing is not None:
                 files = pa.table(serving.landing(tagged, batch_id, worker))
                 out += [(FILES, files.num_rows, block) for block in pack_table(files)]

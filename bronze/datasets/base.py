@@ -97,6 +97,15 @@ class Dataset(ABC):
         index = np.arange(first_index, first_index + count, dtype=np.float64)
         return self.spec.start_ms + np.floor(index * 1000.0 / self.spec.rate).astype(np.int64)
 
+    def tuples_per_second(self, sample_messages: int = 10_000) -> float:
+        """Tuples per second of event time (a message may carry several), from the first
+        ``sample_messages`` messages: what the queue model's load is computed from."""
+        first = next(self.tuples(batch_size=max(1, min(self.spec.messages, sample_messages))), None)
+        if first is None or len(first) == 0:
+            return self.spec.rate
+        messages = min(self.spec.messages, sample_messages)
+        return self.spec.rate * len(first) / messages
+
     @abstractmethod
     def messages(self, batch_size: int = 10_000) -> Iterator[MessageBatch]:
         """The raw messages, ``batch_size`` at a time."""

@@ -63,8 +63,10 @@ class RunConfig(_Section):
     format: str | None = _setting(None, "message format of a topic read as it is (see `dkg run --help`); null: generate `dataset`")  # fmt: skip
     worker_window_ms: int = _setting(15_000, "the workers' tumbling window (silver.worker_windows), event-time ms", gt=0)  # fmt: skip
     aggregation_window_ms: int = _setting(60_000, "gold's window (key counts, loads, metrics), event-time ms; a multiple of worker_window_ms", gt=0)  # fmt: skip
-    process_ms: float = _setting(1.0, "the queue model's service time per tuple, ms", gt=0)
-    speed: float = _setting(1.0, "event time runs this many times faster than the wall clock (the queue model's arrivals; `dkg run --speed` also paces the producer)", gt=0)  # fmt: skip
+    process_ms: float = _setting(1.0, "the workers' service time per tuple, ms (the queue model's; with work=cpu each worker really spends it)", gt=0)  # fmt: skip
+    load: float = _setting(0.8, "the workers' mean utilisation the queue model's arrivals make: tuples arrive at load x W / process_ms (0.8: 80 % busy on average; a hot key's worker far more)", gt=0)  # fmt: skip
+    speed: float | None = _setting(None, "instead of load: event time runs this many times faster than the wall clock in the queue model (`dkg run --speed` also paces the producer); a live topic (continuous) runs at 1 unless set", gt=0)  # fmt: skip
+    work: Literal["model", "cpu"] = _setting("model", "model: the workers' service is the queue model's; cpu: each worker also really spends process_ms of CPU per tuple in its Spark task (physical mode)")  # fmt: skip
     continuous: bool = _setting(False, "follow the topic and refresh gold as messages arrive, until stopped (Ctrl-C, SIGTERM)")  # fmt: skip
     # A micro-batch costs the driver a fixed ~0.1 CPU-s (its Delta commits, a gold refresh):
     # at 50,000 msg/s, 2 s keeps that under 1 CPU-s per million messages (docs/benchmarks.md).

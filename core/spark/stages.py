@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
     from core.kafka.source import KafkaTopic
-    from core.run_spec import RunSpec
+    from core.run_plan import RunPlan
     from core.tables.base import TableBackend
     from core.tables.sink import BatchWriter
     from core.warehouse import Warehouse
@@ -45,7 +45,7 @@ class RunContext:
         spark: the session.
         source: what bronze reads: a Kafka topic, or any streaming DataFrame with
             Kafka's columns (tests and other sources plug in here).
-        spec: the run.
+        plan: the run.
         warehouse: where tables and checkpoints live.
         backend: the Delta backend.
         snapshot_every: micro-batches between two routing snapshots of a splitter
@@ -54,14 +54,14 @@ class RunContext:
 
     spark: SparkSession
     source: DataFrame | KafkaTopic
-    spec: RunSpec
+    plan: RunPlan
     warehouse: Warehouse
     backend: TableBackend
     snapshot_every: int = 1
 
     def checkpoint(self, query: str) -> str:
         """The checkpoint folder of this run's ``query``."""
-        return str(self.warehouse.checkpoint(f"{self.spec.run_id}-{query}"))
+        return str(self.warehouse.checkpoint(f"{self.plan.run_id}-{query}"))
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,15 @@
-"""Distribution metrics: balance, replication, queueing delay (from the workers' queues)."""
+"""Distribution metrics: balance, replication, queueing delay and capacity (one engine)."""
 
 from __future__ import annotations
 
 from gold.metrics.balance import BalanceMetrics, balance_metrics
-from gold.metrics.summary import MetricRow, RunMetrics, RunMetricsAccumulator
+from gold.metrics.served import ServedTuples
+from gold.metrics.summary import MetricRow, RunMetrics
 
 __all__ = [
     "BalanceMetrics",
     "MetricRow",
     "RunMetrics",
-    "RunMetricsAccumulator",
+    "ServedTuples",
     "balance_metrics",
 ]

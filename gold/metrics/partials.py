@@ -4,7 +4,8 @@ The workers (``silver.workers``) leave per (window, worker, key) counts and per
 (window, worker, latency) tuple counts; everything :class:`RunMetricsAccumulator`
 computes from single tuples follows from those sums:
 
-- loads: tuples per worker; distinct keys; distinct (key, worker) pairs;
+- loads: tuples per worker; distinct keys; distinct (key, worker) pairs; the
+  loads KEY would give the same tuples (each key's tuples on murmur3(key) mod W);
 - latency percentiles: numpy's linear interpolation over the latency histogram,
   which is the sorted latencies with their multiplicities;
 - makespan: the last completion after the first arrival, from each window's
@@ -27,10 +28,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from gold.metrics.balance import balance_metrics
-from gold.metrics.summary import MetricRow, RunMetrics
+from gold.metrics.summary import MetricRow, RunMetrics, metric_row
+from silver.groupings.hashing import hash_keys
 
-__all__ = ["Rows", "RunPartials", "weighted_percentiles"]
+__all__ = ["Rows", "RunPartials"]
 
 Rows: TypeAlias = "pa.Table | pd.DataFrame"
 """Rows of a silver table, as Arrow (read from its files) or pandas."""
@@ -47,23 +48,6 @@ def _table(windows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
     columns = {name: np.concatenate([w[name] for w in windows]) if windows else []
                for name in schema.names}  # fmt: skip
     return pa.table(columns, schema=schema)
-
-
-def weighted_percentiles(values: np.ndarray, counts: np.ndarray,
-                         percents: tuple[float, ...]) -> list[float]:  # fmt: skip
-    """``np.percentile(np.repeat(values, counts), percents)`` without repeating anything."""
-    order = np.argsort(values, kind="stable")
-    sorted_values, cumulative = values[order], np.cumsum(counts[order])
-    if len(cumulative) == 0 or cumulative[-1] == 0:
-        return [0.0 for _ in percents]
-    out = []
-    for percent in percents:
-        rank = percent / 100 * (cumulative[-1] - 1)
-        low, high = np.floor(rank), np.ceil(rank)
-        below = sorted_values[np.searchsorted(cumulative, low, side="right")]
-        above = sorted_values[np.searchsorted(cumulative, high, side="right")]
-        out.append(float(below + (above - below) * (rank - low)))
-    return out
 
 
 _Histogram = tuple[np.ndarray, np.ndarray]  # distinct latencies (sorted) and their tuples
@@ -129,17 +113,21 @@ class RunPartials:
         workers: W.
         window_ms: the aggregation window (a multiple of the worker window).
         speed: the queue model's event-time speed-up.
+        process_ms: the queue model's service time per tuple.
     """
 
-    def __init__(self, workers: int, window_ms: int, speed: float) -> None:
+    def __init__(self, workers: int, window_ms: int, speed: float, process_ms: float) -> None:
         self.workers, self.window_ms, self.speed = workers, window_ms, speed
+        self.process_ms = process_ms
         self._windows: dict[int, _WindowSums] = {}
         self._latency: dict[int, _Histogram] = {}
         self._extremes: dict[int, tuple[int, float]] = {}  # first event, last completion
         self._codes: dict[str, int] = {}  # every key of the run -> a dense code
         self._keys: list[str] = []  # code -> key
+        self._homes = np.empty(0, np.int64)  # code -> KEY's worker for the key
         self._pairs: set[int] = set()  # code * W + worker
         self._loads = np.zeros(workers, dtype=np.int64)
+        self._key_loads = np.zeros(workers, dtype=np.int64)
         self._all_latency: _Histogram | None = None
         self._touched: set[int] = set()
         # Windows before ``_held_from`` were published and released (see ``release``);
@@ -162,9 +150,13 @@ class RunPartials:
         inverse, distinct = pd.factorize(keys)
         known = self._codes.get
         codes = np.array([known(key, -1) for key in distinct], np.int64)
-        for i in np.flatnonzero(codes < 0).tolist():  # keys new to the run
+        new = np.flatnonzero(codes < 0)
+        for i in new.tolist():  # keys new to the run
             codes[i] = self._codes[distinct[i]] = len(self._keys)
             self._keys.append(distinct[i])
+        if len(new):
+            homes = hash_keys(np.asarray(distinct[new], dtype=object)).home % np.uint32(self.workers)
+            self._homes = np.concatenate([self._homes, homes.astype(np.int64)])
         return codes[inverse]
 
     def _held(self, start: int) -> bool:
@@ -190,6 +182,7 @@ class RunPartials:
             sums = self._windows.get(start, _NO_SUMS)
             self._windows[start] = sums.add(pairs[mine], count[mine], tuples[mine])
         np.add.at(self._loads, workers, tuples)
+        np.add.at(self._key_loads, self._homes[pairs // self.workers], tuples)
         self._pairs.update(np.unique(pairs).tolist())
 
     def add_latency(self, rows: Rows) -> None:
@@ -304,30 +297,23 @@ class RunPartials:
             })  # fmt: skip
         return _table(windows, _WORKER_LOAD)
 
-    def _row(self, name: str, start: int | None, loads: np.ndarray, keys: int, pairs: int,
-             latency: _Histogram | None, makespan: float, throughput: float) -> MetricRow:  # fmt: skip
-        balance = balance_metrics(loads)
-        values, counts = latency if latency is not None else (np.empty(0), np.empty(0, np.int64))
-        p50, p99 = weighted_percentiles(values, counts, (50, 99))
-        return MetricRow(
-            scope=name, window_start_ms=start, workers=self.workers, tuples=balance.tuples,
-            distinct_keys=keys, stddev_pct=balance.stddev_pct, imbalance=balance.imbalance,
-            skew_s=balance.skew_s, e_lb=balance.e_lb, dist_cost=pairs / keys if keys else 0.0,
-            throughput=throughput, p50_ms=p50, p99_ms=p99, makespan_ms=max(0.0, makespan),
-            loads=tuple(int(v) for v in loads),
-        )  # fmt: skip
+    def _loads_of(self, workers: np.ndarray, tuples: np.ndarray) -> np.ndarray:
+        loads = np.zeros(self.workers, np.int64)
+        np.add.at(loads, workers, tuples)
+        return loads
 
     def _window_row(self, start: int, throughput: float) -> MetricRow:
         sums = self._windows[start]
-        loads = np.zeros(self.workers, np.int64)
-        np.add.at(loads, sums.pairs % self.workers, sums.tuples)
-        keys = len(np.unique(sums.pairs // self.workers))
+        codes = sums.pairs // self.workers
+        loads = self._loads_of(sums.pairs % self.workers, sums.tuples)
+        key_loads = self._loads_of(self._homes[codes], sums.tuples)
+        keys = len(np.unique(codes))
         makespan = 0.0
         if start in self._extremes:
             first, last = self._extremes[start]
             makespan = last - (first - start) / self.speed
-        return self._row("window", start, loads, keys, len(sums.pairs), self._latency.get(start),
-                         makespan, throughput)  # fmt: skip
+        return metric_row("window", start, loads, key_loads, keys, len(sums.pairs),
+                          self._latency.get(start), makespan, throughput, self.process_ms)  # fmt: skip
 
     def result(self, processing_seconds: float, starts: list[int] | None = None) -> RunMetrics:
         """The run's metrics so far: cumulative, then one row per window of ``starts`` (None: all held)."""
@@ -339,6 +325,7 @@ class RunPartials:
             first = min(f for f, _ in self._extremes.values())
             makespan = max((start - first) / self.speed + last
                            for start, (_, last) in self._extremes.items())  # fmt: skip
-        cumulative = self._row("cumulative", None, self._loads, len(self._codes), len(self._pairs),
-                               self._all_latency, makespan, throughput)  # fmt: skip
+        cumulative = metric_row("cumulative", None, self._loads, self._key_loads, len(self._codes),
+                                len(self._pairs), self._all_latency, makespan, throughput,
+                                self.process_ms)  # fmt: skip
         return RunMetrics(cumulative, rows)

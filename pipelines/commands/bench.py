@@ -29,7 +29,13 @@ from bronze.datasets.base import DatasetSpec, TupleBatch
 from bronze.datasets.registry import make_dataset
 from core.config import load_settings
 from pipelines.commands.common import format_table, positive_int
-from pipelines.simulate import SimulationSettings, parse_grouping_choices, simulate
+from pipelines.planning import queue_speed
+from pipelines.simulate import (
+    SimulationSettings,
+    parse_grouping_choices,
+    simulate,
+    tuples_per_second,
+)
 
 __all__ = ["MATRIX", "WORKLOADS", "Workload", "add_parser", "run"]
 
@@ -156,7 +162,11 @@ def run(args: argparse.Namespace) -> int:
         if source not in data:
             data = {source: workload.batches(args.messages)}
         messages = sum(len(batch) for batch in data[source])
-        settings = SimulationSettings(workers=workload.workers, splitters=workload.splitters)
+        settings = SimulationSettings(workers=workload.workers, splitters=workload.splitters,
+                                      worker_window_ms=config.run.worker_window_ms,
+                                      window_ms=config.run.aggregation_window_ms,
+                                      process_ms=config.run.process_ms,
+                                      speed=queue_speed(config.run, tuples_per_second(data[source]))[0])  # fmt: skip
         rows = _rows(simulate(data[source], choices, settings), workload)
         report.append({"workload": {**asdict(workload), "messages": messages}, "rows": rows})
         if not args.json:

@@ -14,6 +14,7 @@ from core.config import LoadedSettings, load_settings
 __all__ = [
     "UsageError",
     "add_config_options",
+    "add_queue_options",
     "format_table",
     "load_from_args",
     "non_negative_int",
@@ -94,6 +95,22 @@ def speed_factor(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"takes x1, x10, ... or a positive number, got {text!r}"
         ) from None
+
+
+def add_queue_options(parser: argparse.ArgumentParser, speed_help: str, work: bool = True) -> None:
+    """The queue model's options: ``--load`` or ``--speed`` (one of them), ``--process-ms``,
+    and with ``work`` the physical mode's ``--work``."""
+    arrivals = parser.add_mutually_exclusive_group()
+    arrivals.add_argument("--load", type=positive_float,
+                          help="the workers' mean utilisation the arrivals make: tuples arrive "
+                          "at load x W / process_ms (run.load; 0.8: 80 %% busy on average)")  # fmt: skip
+    arrivals.add_argument("--speed", type=speed_factor, help=f"{speed_help} (run.speed)")
+    parser.add_argument("--process-ms", type=positive_float,
+                        help="service time per tuple, ms (run.process_ms)")  # fmt: skip
+    if work:
+        parser.add_argument("--work", choices=("model", "cpu"), type=str.lower,
+                            help="cpu: each worker really spends --process-ms of CPU per tuple "
+                            "in its Spark task (run.work; default: model only)")  # fmt: skip
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:

@@ -22,13 +22,13 @@ from typing import Any
 from pipelines.commands.common import (
     UsageError,
     add_config_options,
-    format_table,
+    add_queue_options,
     load_from_args,
     positive_int,
-    speed_factor,
     topic_name,
 )
-from pipelines.commands.simulate import DATASET_OPTIONS, TABLE_COLUMNS, add_dataset_options
+from pipelines.commands.comparison import QueueSetting, format_comparison
+from pipelines.commands.simulate import DATASET_OPTIONS, add_dataset_options
 from pipelines.simulate import parse_grouping_choices
 
 __all__ = ["RUN_OPTIONS", "add_parser", "run"]
@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 RUN_OPTIONS = {**DATASET_OPTIONS, "master": "spark.master", "grouping": "run.grouping",
                "workers": "run.workers", "splitters": "run.splitters", "speed": "run.speed",
+               "load": "run.load", "process_ms": "run.process_ms", "work": "run.work",
                "format": "run.format", "continuous": "run.continuous",
                "partitions": "kafka.topics.partitions", "warehouse": "warehouse.uri",
                "max_offsets_per_trigger": "run.bronze_max_offsets_per_trigger",
@@ -45,7 +46,7 @@ RUN_OPTIONS = {**DATASET_OPTIONS, "master": "spark.master", "grouping": "run.gro
 """``dkg run``'s options and the settings they set."""
 
 
-_COMPARISON = "SELECT label, imbalance, dist_cost, p99_ms FROM gold.run_comparison"
+_COMPARISON = "SELECT label, p99_ms, capacity, capacity_vs_key, dist_cost FROM gold.run_comparison"
 """The query the job suggests next: its runs side by side."""
 
 
@@ -73,10 +74,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--workers", type=positive_int, help="number of workers W (run.workers)")
     parser.add_argument("--splitters", type=positive_int,
                         help="routing instances (run.splitters; default: the topic's partitions)")  # fmt: skip
-    parser.add_argument("--speed", type=speed_factor,
-                        help="event time runs this many times faster than real time: paces "
-                        "the producer of a generated dataset (default: as fast as possible) "
-                        "and sets the queue model's speed (run.speed)")  # fmt: skip
+    add_queue_options(parser, speed_help="instead of --load: event time runs this many times "
+                      "faster than real time in the queue model, and the producer of a generated "
+                      "dataset is paced at it (without it, it writes as fast as it can)")  # fmt: skip
     parser.add_argument("--warehouse", help="warehouse root: a path or s3://bucket/prefix")
     parser.add_argument("--max-offsets-per-trigger", type=positive_int,
                         help="Kafka messages per bronze micro-batch "
@@ -144,8 +144,10 @@ def run(args: argparse.Namespace) -> int:
     from core.kafka.admin import BrokerError, end_offsets, topic_exists
     from core.runtime import Runtime
     from core.spark.session import check_master_reachable
+    from gold.runs import completed_results
     from pipelines.commands.simulate import dataset_spec
-    from pipelines.grouping_runs import JobRequest, ensure_topic_has, run_groupings
+    from pipelines.grouping_runs import ensure_topic_has, run_groupings
+    from pipelines.planning import plan_runs
     from pipelines.progress import ProgressReporter
     from silver.groupings.registry import make_grouping
     from silver.parsers.registry import parser_for, source_type_for
@@ -162,9 +164,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--continuous runs one grouping at a time; name one with --grouping "
                          f"(the configured run.grouping is {run_config.grouping})")
     generated = run_config.format is None
+    tuples_per_s = None  # a topic as it is: its rate is unknown
     if generated:
         spec = dataset_spec(settings)
-        make_dataset(spec)  # an unknown dataset fails before the broker and Spark start
+        # An unknown dataset fails here, before the broker and Spark start.
+        tuples_per_s = make_dataset(spec).tuples_per_second()
         source_type = canonical_name(spec.name)
         parser_for(source_type)
         topic = args.topic or f"{spec.name.lower()}-{spec.messages}-s{spec.seed}"
@@ -183,22 +187,30 @@ def run(args: argparse.Namespace) -> int:
         elif not topic_exists(kafka, topic):
             raise BrokerError(f"topic {topic!r} does not exist on {kafka.bootstrap}")
         ends = end_offsets(kafka, topic)
-        request = JobRequest(
-            topic=topic, source_type=source_type, source=source,
-            groupings=[(c.label, c.name, c.params) for c in choices], run=run_config,
-            splitters=run_config.splitters or len(ends),
-            messages=None if run_config.continuous else sum(ends.values()),
-            quality=settings.quality if run_config.quality_gates else None,
-        )  # fmt: skip
-        spark, backend = runtime.spark, runtime.backend
-        with _stop_on_signals() as stop:
-            rows = _with_progress(
-                spark, lambda: sum(end_offsets(kafka, topic).values()),
-                lambda: run_groupings(spark, kafka, request, warehouse, backend, stop),
-            )  # fmt: skip
+        plans = plan_runs(run_config, topic, source, source_type, choices,
+                          run_config.splitters or len(ends),
+                          None if run_config.continuous else sum(ends.values()),
+                          None if run_config.continuous else tuples_per_s)  # fmt: skip
+        quality = settings.quality if run_config.quality_gates else None
+        stored = None if run_config.continuous else completed_results(runtime.backend, warehouse,
+                                                                      plans)  # fmt: skip
+        if stored is not None:
+            print(f"already complete in {warehouse.root}: the stored results (another "
+                  "--warehouse runs them afresh)")  # fmt: skip
+            rows = stored
+        else:
+            spark, backend = runtime.spark, runtime.backend
+            with _stop_on_signals() as stop:
+                rows = _with_progress(
+                    spark, lambda: sum(end_offsets(kafka, topic).values()),
+                    lambda: run_groupings(spark, kafka, plans, warehouse, backend, quality, stop),
+                )  # fmt: skip
     what = f"{spec.messages:,} {spec.name} messages" if generated else f"{source} messages"
-    print(f"{what} from {topic}, W={run_config.workers}")
-    print(format_table(rows, TABLE_COLUMNS))
+    splitters = plans[0].splitters
+    why = " (one per Kafka partition)" if run_config.splitters is None else ""
+    print(f"{what} from {topic}, W={run_config.workers}, {splitters} splitters{why}")
+    print(format_comparison(rows, QueueSetting(run_config.workers, run_config.process_ms,
+                                               plans[0].load, run_config.work)))  # fmt: skip
     where = f" --warehouse {warehouse.root}"
     print(f"tables under {warehouse.root}/ (bronze, silver, gold); next:")
     print(f"  dkg report{where}    # interactive charts of every run, in one HTML file")

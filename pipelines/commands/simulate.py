@@ -13,21 +13,22 @@ from core.config import Settings
 from pipelines.commands.common import (
     UsageError,
     add_config_options,
-    format_table,
+    add_queue_options,
     load_from_args,
     positive_float,
     positive_int,
 )
+from pipelines.commands.comparison import QueueSetting, format_comparison
 from pipelines.simulate import (
     SimulationResult,
     SimulationSettings,
     parse_grouping_choices,
     simulate,
+    tuples_per_second,
 )
 
 __all__ = [
     "DATASET_OPTIONS",
-    "TABLE_COLUMNS",
     "add_dataset_options",
     "add_parser",
     "dataset_spec",
@@ -35,11 +36,6 @@ __all__ = [
     "result_rows",
     "run",
 ]
-
-TABLE_COLUMNS = (
-    "grouping", "imbalance", "stddev_pct", "skew_s", "e_lb", "dist_cost", "p99_ms", "throughput",
-)  # fmt: skip
-
 
 def add_parser(subparsers: Any) -> None:
     """Register ``simulate``."""
@@ -62,10 +58,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--window-ms", type=positive_int, help="per-window metrics window (event time)"
     )
-    parser.add_argument("--process-ms", type=positive_float, help="FIFO service time per tuple")
-    parser.add_argument(
-        "--speed", type=positive_float, help="event time speed-up for the queue model"
-    )
+    add_queue_options(parser, speed_help="instead of --load: event time runs this many times "
+                      "faster than real time in the queue model", work=False)  # fmt: skip
     parser.add_argument("--batch-size", type=positive_int, help="tuples per route() call")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_config_options(parser)
@@ -95,7 +89,7 @@ DATASET_OPTIONS = {"dataset": "dataset.name", "messages": "dataset.messages",
 
 SIMULATE_OPTIONS = {**DATASET_OPTIONS, "workers": "run.workers",
                     "splitters": "simulate.splitters", "window_ms": "run.aggregation_window_ms",
-                    "process_ms": "run.process_ms", "speed": "run.speed",
+                    "process_ms": "run.process_ms", "speed": "run.speed", "load": "run.load",
                     "batch_size": "simulate.batch_size",
                     "dkg_mode": "groupings.DYNAMIC_KEY.mode"}  # fmt: skip
 
@@ -135,19 +129,23 @@ def result_rows(results: list[SimulationResult]) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the simulation and print the table (or JSON)."""
+    from pipelines.planning import queue_speed
+
     config = load_from_args(args, SIMULATE_OPTIONS).settings
     choices = parse_grouping_choices(args.grouping, config.grouping_params)
-    settings = SimulationSettings(
-        workers=config.run.workers,
-        splitters=config.simulate.splitters,
-        window_ms=config.run.aggregation_window_ms,
-        process_ms=config.run.process_ms,
-        speed=config.run.speed,
-    )
     batches = load_tuples(args.input, config)
     total = sum(len(b) for b in batches)
     if total == 0:
         raise UsageError("the input has no tuples")
+    speed, load = queue_speed(config.run, tuples_per_second(batches))
+    settings = SimulationSettings(
+        workers=config.run.workers,
+        splitters=config.simulate.splitters,
+        worker_window_ms=config.run.worker_window_ms,
+        window_ms=config.run.aggregation_window_ms,
+        process_ms=config.run.process_ms,
+        speed=speed,
+    )
     from pipelines.progress import ProgressReporter
 
     with ProgressReporter(total * len(choices), unit="tuples") as progress:
@@ -163,6 +161,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
     else:
         print(f"{total:,} tuples, W={settings.workers}, splitters={settings.splitters}")
-        print(format_table(rows, TABLE_COLUMNS))
+        print(format_comparison(rows, QueueSetting(settings.workers, settings.process_ms, load)))
     sys.stdout.flush()
     return 0

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bronze.datasets.base import DatasetSpec
-from core.run_spec import RunSpec
+from core.config import RunConfig
+from core.run_plan import RunPlan
 from core.spark.session import rocksdb_available
 from core.spark.stages import IN_MEMORY_STATE_STORE
 from core.tables import DeltaRsBackend, read_delta_stream
@@ -31,8 +32,8 @@ def test_finite_run_gold_counts_and_metrics(spark, tmp_path):
     exact = _topic_table(tmp_path / "topic", 4000, partitions=3)
     warehouse = Warehouse(tmp_path / "lakehouse")
     backend = DeltaRsBackend()
-    spec = RunSpec(run_id="run-1", source_type="COUNTRY_SKEW_R80", grouping="DYNAMIC_KEY",
-                   workers=6, splitters=3)  # fmt: skip
+    spec = RunPlan(run_id="run-1", source_type="COUNTRY_SKEW_R80", grouping="DYNAMIC_KEY",
+                    splitters=3, run=RunConfig(workers=6))  # fmt: skip
     kafka_rows = read_delta_stream(spark, str(tmp_path / "topic"))
     run_finite(spark, kafka_rows, spec, warehouse, backend)
     # Running again over the same checkpoints changes nothing.
@@ -66,8 +67,8 @@ def test_every_grouping_gives_exact_counts_and_accounts_for_every_message(spark,
     exact = _topic_table(tmp_path / "topic", 1500, partitions=2)
     warehouse = Warehouse(tmp_path / "lakehouse")
     backend = DeltaRsBackend()
-    spec = RunSpec(run_id=f"all-{grouping}", source_type="COUNTRY_SKEW_R80", grouping=grouping,
-                   workers=5, splitters=2)  # fmt: skip
+    spec = RunPlan(run_id=f"all-{grouping}", source_type="COUNTRY_SKEW_R80", grouping=grouping,
+                    splitters=2, run=RunConfig(workers=5))  # fmt: skip
     run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse, backend)
     routed = backend.read(warehouse.table_uri("silver", "routed")).to_pandas()
     quarantine = backend.read(warehouse.table_uri("silver", "quarantine")).to_pandas()

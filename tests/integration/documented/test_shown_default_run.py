@@ -52,6 +52,8 @@ def default(spark, tmp_path_factory) -> Scenario:
     folder = tmp_path_factory.mktemp("default-run")
     scenario = Scenario(folder, {**ENV, "DKG_KAFKA__EMBEDDED__RUN_DIR": str(folder / "kafka")})
     if scenario.run(RUN).code == 0:
+        scenario.seen["runs"] = read_table(folder / "lakehouse" / "gold" / "runs")
+        scenario.run(RUN)  # the same command again: the runs are complete
         runs = read_table(folder / "lakehouse" / "gold" / "runs").set_index("label")
         scenario.names |= {
             "run": runs.at["DYNAMIC_KEY", "run_id"],
@@ -67,7 +69,7 @@ def _warehouse(scenario: Scenario) -> str:
 
 
 def test_the_default_run_compares_three_groupings_over_the_same_messages(default):
-    done = default.last(RUN)
+    done = default.done[RUN][0]
     assert done.code == 0, done
     runs = read_table(f"{_warehouse(default)}/gold/runs")
     assert sorted(runs["label"]) == DEFAULT_GROUPINGS
@@ -78,6 +80,34 @@ def test_the_default_run_compares_three_groupings_over_the_same_messages(default
     assert all(run == expected for run in counts.values())
     assert [row["grouping"] for row in text_rows(done.out)] == DEFAULT_GROUPINGS
     assert "dkg report --warehouse" in done.out and 'dkg sql "SELECT' in done.out
+
+
+def test_the_table_shows_what_balance_buys_as_gold_holds_it(default):
+    rows = {row["grouping"]: row for row in text_rows(default.done[RUN][0].out)}
+    assert list(next(iter(rows.values()))) == ["grouping", "p50", "p99", "capacity", "vs KEY",
+                                                "dist_cost", "imbalance"]  # fmt: skip
+    gold = cumulative_metrics(_warehouse(default)).set_index("label")
+    for label, row in rows.items():
+        assert row["capacity"] == f"{gold.at[label, 'capacity']:,.0f}/s"
+        assert row["vs KEY"] == f"{gold.at[label, 'capacity_vs_key']:.2f}x"
+        assert row["dist_cost"] == f"{gold.at[label, 'dist_cost']:.3f}"
+    # The README's claim: at the default load KEY's hottest worker is overloaded, and
+    # DYNAMIC_KEY is ahead of KEY and PARTIAL_KEY on latency and capacity, for a small
+    # merge cost.
+    best, others = gold.loc["DYNAMIC_KEY"], gold.loc[["KEY", "PARTIAL_KEY"]]
+    assert (best["p99_ms"] < others["p99_ms"]).all() and (best["capacity"] > others["capacity"]).all()
+    assert best["dist_cost"] <= 1.1
+    assert gold.at["KEY", "p99_ms"] > 100 * best["p99_ms"]
+
+
+def test_the_same_run_again_prints_the_same_table_without_running(default):
+    first, again = default.done[RUN]
+    assert again.code == 0, again
+    assert "already complete" in again.out
+    assert text_rows(again.out) == text_rows(first.out)
+    # Nothing ran again: every run's row (its status, start and end) is as the first left it.
+    runs = read_table(f"{_warehouse(default)}/gold/runs").sort_values("run_id")
+    assert runs.equals(default.seen["runs"].sort_values("run_id"))
 
 
 def test_sql_shows_the_comparison_view(default):

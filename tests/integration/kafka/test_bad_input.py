@@ -15,9 +15,10 @@ from collections import Counter
 import pytest
 
 from bronze.datasets.base import DEFAULT_START_MS
+from core.config import RunConfig
 from core.kafka.admin import BrokerError, end_offsets, ensure_topic
 from core.kafka.source import KafkaTopic, read_kafka_stream
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.medallion import run_finite
@@ -84,8 +85,8 @@ def bad_run(spark, bootstrap, kafka, tmp_path_factory):
         future.get(timeout=30)  # every message is on the broker, or the test stops here
     producer.close()
     warehouse = Warehouse(tmp_path_factory.mktemp("bad") / "lakehouse")
-    spec = RunSpec(run_id="bad", source_type="ZIPF", grouping="DYNAMIC_KEY", workers=4,
-                   splitters=2)  # fmt: skip
+    spec = RunPlan(run_id="bad", source_type="ZIPF", grouping="DYNAMIC_KEY",
+                   splitters=2, run=RunConfig(workers=4))  # fmt: skip
     listener = StreamProgressListener(kafka_end=lambda: sum(end_offsets(kafka, TOPIC).values()))
     spark.streams.addListener(listener)
     try:

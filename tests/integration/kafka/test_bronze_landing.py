@@ -8,11 +8,12 @@ import pytest
 from bronze.landing import bronze_batches, write_landed
 from bronze.schemas import RAW_EVENTS_ARROW
 from bronze.stage import BRONZE
+from core.config import RunConfig
 from core.kafka.admin import end_offsets, ensure_topic
 from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, open_producer, send
 from core.kafka.source import KafkaRange, KafkaTopic
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.spark.stages import RunContext
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend
@@ -74,7 +75,7 @@ def test_landed_bronze_equals_the_row_path(
     # Landed by silver's read tasks, or as rows by bronze's own query.
     for label, source, stage in (("landed", topic, SILVER), ("rows", topic.rows(spark), BRONZE)):
         warehouse = Warehouse(tmp_path / label)
-        spec = RunSpec(run_id=label, source_type="ZIPF", grouping="KEY", workers=2, splitters=3)
+        spec = RunPlan(run_id=label, source_type="ZIPF", grouping="KEY", splitters=3, run=RunConfig(workers=2))
         times = StageTimes()
         _drain(stage.build(RunContext(spark, source, spec, warehouse, backend)), times)
         tables[label] = backend.read(warehouse.table_uri("bronze", "raw_events"))

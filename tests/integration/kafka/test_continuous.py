@@ -12,9 +12,10 @@ import pytest
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
+from core.config import RunConfig
 from core.kafka.admin import topic_exists
 from core.kafka.source import KafkaTopic, read_kafka_stream
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import run_continuous
@@ -49,8 +50,8 @@ def test_stages_run_side_by_side_and_gold_ends_exact(spark, kafka, tmp_path):
                                                       2.0, None, 500))  # fmt: skip
     producer.start()
     warehouse, backend = Warehouse(tmp_path / "lake"), DeltaRsBackend()
-    run = RunSpec(run_id="live-run", source_type=spec.name, grouping="DYNAMIC_KEY", workers=4,
-                  splitters=2)  # fmt: skip
+    run = RunPlan(run_id="live-run", source_type=spec.name, grouping="DYNAMIC_KEY",
+                  splitters=2, run=RunConfig(workers=4))  # fmt: skip
     refreshes = []
     # Gold may never equal the expected counts (an over- or under-count): the run
     # then stops at the deadline and the test fails saying what gold held last.

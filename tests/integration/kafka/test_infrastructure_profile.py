@@ -20,14 +20,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.fs as pafs
-import pyspark
 import pytest
 import yaml
 from deltalake import DeltaTable
 
+from bench.standalone import StandaloneCluster
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
-from core.kafka.broker import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -35,40 +34,10 @@ REPO = Path(__file__).resolve().parents[3]
 SOURCE, MESSAGES = "ZIPF", 20_000
 
 
-def _spark_class(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
-    spark_home = Path(pyspark.__file__).parent
-    with open(log, "wb") as out:
-        return subprocess.Popen([str(spark_home / "bin" / "spark-class"), *args], env=env,  # noqa: S603
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    home = tmp_path_factory.mktemp("standalone")
-    env = {**os.environ, "SPARK_HOME": str(Path(pyspark.__file__).parent),
-           "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}  # fmt: skip
-    port = free_port()
-    url = f"spark://127.0.0.1:{port}"
-    processes = [_spark_class(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                               "--port", str(port), "--webui-port", str(free_port())],
-                              home / "master.log", env)]  # fmt: skip
-    for worker in range(2):
-        processes.append(_spark_class(
-            ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
-             "--memory", "2g", "--webui-port", str(free_port()), "--work-dir",
-             str(home / f"work{worker}"), url], home / f"worker{worker}.log", env))  # fmt: skip
-    deadline = time.monotonic() + 60
-    master_log = home / "master.log"
-    while time.monotonic() < deadline:
-        if master_log.exists() and master_log.read_text(errors="replace").count("Registering worker") >= 2:
-            break
-        time.sleep(0.5)
-    else:
-        pytest.fail(f"standalone cluster did not come up: {master_log.read_text(errors='replace')[-2000:]}")
-    yield url
-    for process in processes:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
+    with StandaloneCluster(tmp_path_factory.mktemp("standalone")) as standalone:
+        yield standalone.url
 
 
 def _environment(s3_options: dict[str, str]) -> dict[str, str]:

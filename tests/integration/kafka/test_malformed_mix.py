@@ -18,10 +18,11 @@ import pytest
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.malformed import MALFORMED_KINDS, MalformedMix
 from bronze.datasets.registry import make_dataset
+from core.config import RunConfig
 from core.kafka.admin import ensure_topic
 from core.kafka.producer import DeliveryErrors, open_producer, send
 from core.kafka.source import KafkaTopic, read_kafka_stream
-from core.run_spec import RunSpec
+from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.medallion import run_finite
@@ -63,8 +64,8 @@ def mixed_run(spark, kafka, tmp_path_factory):
     assert producer.flush(60.0) == 0, "messages still unsent after 60 s"
     assert failures.first is None, failures.first
     warehouse = Warehouse(tmp_path_factory.mktemp("malformed") / "lakehouse")
-    spec = RunSpec(run_id="mix", source_type="ZIPF", grouping="DYNAMIC_KEY", workers=4,
-                   splitters=2)  # fmt: skip
+    spec = RunPlan(run_id="mix", source_type="ZIPF", grouping="DYNAMIC_KEY",
+                   splitters=2, run=RunConfig(workers=4))  # fmt: skip
     kafka_rows = read_kafka_stream(spark, KafkaTopic(kafka, TOPIC, max_offsets_per_trigger=8_000))
     run_finite(spark, kafka_rows, spec, warehouse, DeltaRsBackend())
     return warehouse, mix, payloads, _expected(mix, payloads)

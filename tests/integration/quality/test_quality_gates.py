@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from bronze.datasets.base import DatasetSpec
-from core.config import QualityConfig
-from core.run_spec import RunSpec
+from core.config import QualityConfig, RunConfig
+from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend, read_delta_stream
 from core.warehouse import Warehouse
 from pipelines.checks import quality_gate
@@ -36,8 +36,8 @@ def test_finite_run_passes_every_check_and_corrupted_silver_is_named(spark, tmp_
     _topic_table(tmp_path / "topic", 600, partitions=2)
     warehouse = Warehouse(tmp_path / "lakehouse")
     backend = DeltaRsBackend()
-    spec = RunSpec(run_id="q-run", source_type="COUNTRY_SKEW_R80", grouping="DYNAMIC_KEY",
-                   workers=W, splitters=2)  # fmt: skip
+    spec = RunPlan(run_id="q-run", source_type="COUNTRY_SKEW_R80", grouping="DYNAMIC_KEY",
+                    splitters=2, run=RunConfig(workers=W))  # fmt: skip
     gate = quality_gate(spark, warehouse, backend, spec.run_id, W, QualityConfig())
     gated: list[str] = []
 

@@ -6,13 +6,14 @@ import numpy as np
 import pyarrow as pa
 
 from bench.gold_refresh_bench import gold_digest, replay_refreshes
-from core.run_spec import RunSpec
+from core.config import RunConfig
+from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from silver.schemas import SNAPSHOTS_ARROW
 from silver.workers import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
 
-SPEC = RunSpec(run_id="r", source_type="ZIPF", grouping="KEY", workers=3, splitters=1)
+SPEC = RunPlan(run_id="r", source_type="ZIPF", grouping="KEY", splitters=1, run=RunConfig(workers=3))
 
 
 def _record(warehouse: Warehouse, batches: int) -> pa.Table:

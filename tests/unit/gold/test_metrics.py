@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gold.metrics import RunMetricsAccumulator, balance_metrics
-from silver.queueing import FifoQueueModel
+from gold.metrics import ServedTuples, balance_metrics
+from silver.queueing import FifoQueueModel, arrival_speed, capacity_per_s, offered_load
 
 
 def test_balance_hand_example():
@@ -64,13 +64,14 @@ def test_fifo_batches_equal_one_shot():
 
 
 def test_dist_cost_and_windows():
-    acc = RunMetricsAccumulator(workers=3, window_ms=1000)
-    keys = np.array([1, 1, 2, 3, 3, 3])
+    served = ServedTuples(workers=3, worker_window_ms=1000, window_ms=1000, process_ms=1.0,
+                          speed=1.0)  # fmt: skip
+    keys = np.array(["1", "1", "2", "3", "3", "3"], dtype=object)
     workers = np.array([0, 1, 2, 0, 0, 0])
     times = np.array([0, 10, 20, 1500, 1600, 1700])
-    acc.add(keys[:3], workers[:3], times[:3])
-    acc.add(keys[3:], workers[3:], times[3:])
-    result = acc.result(processing_seconds=2.0)
+    served.add(keys[:3], workers[:3], times[:3])
+    served.add(keys[3:], workers[3:], times[3:])
+    result = served.result(processing_seconds=2.0)
     total = result.cumulative
     assert total.tuples == 6 and total.distinct_keys == 3
     assert total.dist_cost == pytest.approx(4 / 3)  # pairs (1,0) (1,1) (2,2) (3,0)
@@ -81,9 +82,60 @@ def test_dist_cost_and_windows():
     assert second.loads == (3, 0, 0) and second.dist_cost == 1.0
     assert np.add(first.loads, second.loads).tolist() == list(total.loads)
     assert second.p99_ms == pytest.approx(1.0)
+    # The busiest worker holds 4 of 6 tuples: it saturates at 6/4 of one worker's 1000/s.
+    assert total.capacity == pytest.approx(1500.0)
+    assert second.capacity == pytest.approx(1000.0)
 
 
 def test_empty_run():
-    result = RunMetricsAccumulator(workers=4).result(processing_seconds=0.0)
+    result = ServedTuples(4, 15_000, 60_000, 1.0, 1.0).result(processing_seconds=0.0)
     assert result.cumulative.tuples == 0 and result.windows == []
     assert result.cumulative.dist_cost == 0.0 and result.cumulative.p99_ms == 0.0
+    assert result.cumulative.capacity == 0.0
+
+
+@pytest.mark.parametrize(("process_ms", "gap_ms"), [(1.0, 1.25), (0.05, 0.06), (2.0, 2.0)])
+def test_below_saturation_every_tuple_waits_its_service_time(process_ms, gap_ms):
+    # Evenly spaced arrivals no faster than the service: nothing queues.
+    model = FifoQueueModel(1, process_ms=process_ms, speed=1.0)
+    latencies = model.add(np.zeros(1000, int), np.arange(1000) * gap_ms)
+    assert latencies == pytest.approx(np.full(1000, process_ms))
+
+
+@pytest.mark.parametrize(("process_ms", "gap_ms"), [(1.0, 0.8), (0.05, 0.01), (3.0, 1.0)])
+def test_above_saturation_the_wait_grows_linearly(process_ms, gap_ms):
+    # Tuple i arrives at i * gap and starts when tuple i - 1 is done, at i * process:
+    # its latency is process + i * (process - gap).
+    n = 1000
+    latencies = FifoQueueModel(1, process_ms).add(np.zeros(n, int), np.arange(n) * gap_ms)
+    assert latencies == pytest.approx(process_ms + np.arange(n) * (process_ms - gap_ms))
+
+
+def test_a_load_sets_the_arrival_rate_it_names():
+    # 10 workers of 0.5 ms, 80 % busy: 16,000 tuples/s; a stream of 400 tuples per
+    # event-second must run 40 times faster.
+    assert arrival_speed(0.8, 10, 0.5, 400.0) == pytest.approx(40.0)
+    assert offered_load(40.0, 10, 0.5, 400.0) == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize("workers", [2, 5])
+def test_capacity_is_where_the_busiest_worker_saturates(workers):
+    rng = np.random.default_rng(workers)
+    routed = rng.choice(workers, 20_000, p=np.r_[0.5, np.full(workers - 1, 0.5 / (workers - 1))])
+    loads = np.bincount(routed, minlength=workers)
+    process_ms = 0.2
+    capacity = capacity_per_s(loads, process_ms)
+    assert capacity == pytest.approx(1000 * 20_000 / (process_ms * loads.max()))
+
+    def last_wait(rate_per_s: float) -> float:
+        # The tuples, evenly spaced at this rate, each to its worker: the last one's wait.
+        times = np.arange(len(routed)) * 1000.0 / rate_per_s
+        latencies = FifoQueueModel(workers, process_ms).add(routed, times)
+        return float(latencies.max())
+
+    # Just below capacity the busiest worker keeps up: its queue stays a few dozen
+    # tuples deep. Above it, its work (busiest x process_ms) outlasts the arrivals
+    # (that over 1.1): the last tuple waits for the difference.
+    assert last_wait(0.97 * capacity) < 50 * process_ms
+    work_ms = loads.max() * process_ms
+    assert last_wait(1.1 * capacity) == pytest.approx(work_ms * (1 - 1 / 1.1), rel=0.05)

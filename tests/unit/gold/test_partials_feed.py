@@ -43,7 +43,7 @@ def _commit(tmp_path, run_id: str, batch_id: int, rows: int, seed: int) -> None:
 def _feed(tmp_path, run_id: str = "r") -> RunPartialsFeed:
     return RunPartialsFeed(LOCAL_FILES, *(str(tmp_path / t) for t in ("windows", "latency",
                                                                       "snapshots")),
-                           run_id, lambda: RunPartials(WORKERS, 60_000, 1.0))  # fmt: skip
+                           run_id, lambda: RunPartials(WORKERS, 60_000, 1.0, 1.0))  # fmt: skip
 
 
 def _metrics(feed: RunPartialsFeed) -> pd.DataFrame:

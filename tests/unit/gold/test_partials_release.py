@@ -38,7 +38,7 @@ def _of_window(rows: list[pd.DataFrame], start: int) -> pd.DataFrame:
 
 def test_released_windows_restored_when_late_partials_come_publish_what_keeping_all_would():
     rng = np.random.default_rng(7)
-    kept, released = RunPartials(WORKERS, WINDOW_MS, 1.0), RunPartials(WORKERS, WINDOW_MS, 1.0)
+    kept, released = RunPartials(WORKERS, WINDOW_MS, 1.0, 1.0), RunPartials(WORKERS, WINDOW_MS, 1.0, 1.0)
     seen_windows, seen_latency, held, restored = [], [], [], 0
     for newest in range(2, 80):  # 80 worker windows: 20 aggregation windows
         windows, latency = _batch(rng, newest, 200)
@@ -64,7 +64,7 @@ def test_released_windows_restored_when_late_partials_come_publish_what_keeping_
 
 
 def test_a_window_released_and_reached_again_is_stale_until_restored():
-    partials = RunPartials(WORKERS, WINDOW_MS, 1.0)
+    partials = RunPartials(WORKERS, WINDOW_MS, 1.0, 1.0)
     rows = pd.DataFrame({"window_start_ms": [0, 60_000, 120_000], "worker": [0, 1, 2],
                          "key": ["a", "b", "a"], "count": [1, 2, 3], "tuples": [1, 1, 1]})  # fmt: skip
     partials.add_windows(rows)

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from core.run_spec import RunSpec
+from core.config import RunConfig
+from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
@@ -38,7 +39,7 @@ def test_gold_waits_for_the_runs_first_worker_windows(tmp_path) -> None:
     backend, warehouse = DeltaRsBackend(), Warehouse(tmp_path)
     windows = warehouse.table_uri("silver", "worker_windows")
     latency = warehouse.table_uri("silver", "worker_latency")
-    settings = RunSpec(run_id="r", source_type="ZIPF", grouping="KEY", workers=3, splitters=1)
+    settings = RunPlan(run_id="r", source_type="ZIPF", grouping="KEY", splitters=1, run=RunConfig(workers=3))
     # The tables exist (a stage started on empty input) but hold only another run.
     backend.append(latency, _latency("other-run", 2), "workers", 0)
     backend.append(windows, _windows("other-run", 2), "workers", 0)
@@ -86,7 +87,7 @@ def test_refreshes_replace_the_windows_they_rebuild(tmp_path) -> None:
     silver = {name: warehouse.table_uri("silver", name) for name in ("worker_windows",
                                                                       "worker_latency")}  # fmt: skip
     backend.create_if_missing(warehouse.table_uri("silver", "routing_snapshots"), SNAPSHOTS_ARROW)
-    runs = {name: RunSpec(run_id=name, source_type="ZIPF", grouping="KEY", workers=3, splitters=1)
+    runs = {name: RunPlan(run_id=name, source_type="ZIPF", grouping="KEY", splitters=1, run=RunConfig(workers=3))
             for name in ("r", "other")}  # fmt: skip
     feeds = {name: partials_feed(warehouse, spec) for name, spec in runs.items()}
     for batch in range(6):  # every aggregation window is rebuilt by several refreshes
@@ -134,7 +135,7 @@ def _gold(warehouse: Warehouse, table: str, order: list[str]) -> pd.DataFrame:
 
 def test_a_refresh_after_every_commit_ends_equal_to_one_refresh_from_scratch(tmp_path) -> None:
     backend, live = DeltaRsBackend(), Warehouse(tmp_path / "live")
-    spec = RunSpec(run_id="r", source_type="ZIPF", grouping="DYNAMIC_KEY", workers=3, splitters=1)
+    spec = RunPlan(run_id="r", source_type="ZIPF", grouping="DYNAMIC_KEY", splitters=1, run=RunConfig(workers=3))
     silver = {name: live.table_uri("silver", name)
               for name in ("worker_windows", "worker_latency", "routing_snapshots")}  # fmt: skip
     feed, rng = partials_feed(live, spec), np.random.default_rng(7)

@@ -34,9 +34,14 @@ def test_table_output_and_grouping_parameters(capsys):
     argv = ["simulate", "--messages", "2000", "--workers", "4", "--dataset", "country_skew_r80",
             "--grouping", "KEY,DYNAMIC_KEY(mode=seed),DYNAMIC_KEY"]  # fmt: skip
     assert main(argv) == 0
-    out = capsys.readouterr().out
-    assert "DYNAMIC_KEY(mode=seed)" in out and "imbalance" in out and "dist_cost" in out
-    assert len(out.strip().splitlines()) == 1 + 2 + 3
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[1].split() == ["grouping", "p50", "p99", "capacity", "vs", "KEY", "dist_cost",
+                                "imbalance"]  # fmt: skip
+    assert [line.split()[0] for line in lines[3:6]] == ["KEY", "DYNAMIC_KEY(mode=seed)",
+                                                        "DYNAMIC_KEY"]  # fmt: skip
+    # Each column explained, under the load it was measured at.
+    assert [line.split(":")[0] for line in lines[6:9]] == ["p50, p99", "capacity", "dist_cost"]
+    assert "80% of the 4 workers' 4,000/s" in lines[6]
 
 
 def test_same_seed_same_metrics(capsys):
@@ -91,7 +96,8 @@ def test_splitters_each_route_their_round_robin_share():
     batches = [TupleBatch(keys[i : i + 300], np.ones(len(keys[i : i + 300]), np.int64),
                           times[i : i + 300]) for i in range(0, 1000, 300)]  # fmt: skip
     result = simulate(batches, [GroupingChoice("PARTIAL_KEY", "PARTIAL_KEY")],
-                      SimulationSettings(workers=4, splitters=3))[0]  # fmt: skip
+                      SimulationSettings(workers=4, splitters=3, worker_window_ms=15_000,
+                                         window_ms=60_000, process_ms=1.0, speed=1.0))[0]  # fmt: skip
     expected = np.zeros(4, dtype=np.int64)
     for splitter in range(3):
         routed = PartialKeyGrouping(4).route(keys[splitter::3], times[splitter::3])

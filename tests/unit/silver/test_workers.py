@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
+from silver.blocks import TUPLES, pack, unpack
 from silver.queueing import FifoQueueModel, latency_bucket
-from silver.workers import WORKER_INPUT_ARROW, serve_worker
+from silver.workers import (
+    BUSY,
+    WORKER_BUSY_ARROW,
+    WORKER_INPUT_ARROW,
+    WorkerServing,
+    serve_tuples,
+    serve_worker_group,
+)
 
 
 def _tuples(rows: int, seed: int, worker: int = 3) -> tuple[pa.Table, np.ndarray]:
@@ -37,11 +47,12 @@ def test_latencies_equal_one_queue_fed_everything_in_stream_order(process_ms, sp
     # Three significant digits, as Python's own formatting rounds them.
     expected = pd.Series([float(f"{wait:.3g}") for wait in whole]).value_counts().sort_index()
 
-    state, histograms = None, []
+    state, histograms = {}, []
     for number in range(4):  # one micro-batch after the other, rows handed over shuffled
         batch = table.filter(pa.array(batches == number))
         batch = batch.take(np.random.default_rng(number).permutation(batch.num_rows))
-        _, waits, state = serve_worker(batch, state, 15_000, process_ms, speed)
+        _, waits, state = serve_tuples(batch, state, 15_000, process_ms, speed)
+        assert list(state) == [3]
         histograms.append(waits.to_pandas())
     served = pd.concat(histograms).groupby("latency_ms")["tuples"].sum().sort_index()
     pd.testing.assert_series_equal(served, expected, check_names=False, check_index_type=False)
@@ -49,7 +60,7 @@ def test_latencies_equal_one_queue_fed_everything_in_stream_order(process_ms, sp
 
 def test_window_partials_sum_counts_and_tuples_per_window_and_key():
     table, _ = _tuples(2000, seed=2, worker=5)
-    partials, _, _ = serve_worker(table, None, 15_000, 1.0, 1.0)
+    partials, _, _ = serve_tuples(table, {}, 15_000, 1.0, 1.0)
     frame = table.to_pandas().assign(window=lambda f: f["event_time_ms"] // 15_000 * 15_000)
     expected = frame.groupby(["window", "key"]).agg(count=("count", "sum"), tuples=("count", "size"))
     actual = partials.to_pandas().set_index(["window_start_ms", "key"])
@@ -62,7 +73,7 @@ def test_window_partials_sum_counts_and_tuples_per_window_and_key():
 
 def test_each_windows_extremes_bound_its_tuples():
     table, _ = _tuples(1000, seed=3)
-    _, waits, _ = serve_worker(table, None, 15_000, 1.0, 1.0)
+    _, waits, _ = serve_tuples(table, {}, 15_000, 1.0, 1.0)
     frame = waits.to_pandas()
     events = table.to_pandas().assign(window=lambda f: f["event_time_ms"] // 15_000 * 15_000)
     first = events.groupby("window")["event_time_ms"].min()
@@ -79,3 +90,30 @@ def test_latency_buckets_keep_three_significant_digits_as_python_formats_them():
     waits = np.concatenate([[0.0, 0.25, 12.25, 999.5, 1_000.0], 10.0 ** rng.uniform(-4, 6, 5000)])
     expected = [float(f"{wait:.3g}") for wait in waits]
     assert latency_bucket(waits).tolist() == expected
+
+
+def _group_input(table: pa.Table) -> pd.DataFrame:
+    """One worker's tuples as the workers' step receives them: packed blocks of kind ``tuples``."""
+    blocks = [pack(batch) for batch in table.to_batches(max_chunksize=400)]
+    return pd.DataFrame({"kind": [TUPLES] * len(blocks), "rows": [400] * len(blocks),
+                         "block": blocks})  # fmt: skip
+
+
+@pytest.mark.parametrize("cpu_work", [False, True])
+def test_physical_mode_spends_the_service_time_and_says_so(cpu_work):
+    table, _ = _tuples(1000, seed=4, worker=2)
+    serving = WorkerServing(15_000, 0.2, 1.0, "r", cpu_work=cpu_work)
+    started = time.thread_time()
+    out = serve_worker_group((2,), _group_input(table), serving, {}, batch_id=7)
+    spent = time.thread_time() - started
+    kinds = dict(zip(out["kind"], out["block"], strict=False))
+    if not cpu_work:
+        assert BUSY not in kinds
+        assert spent < 0.2  # bookkeeping only: 1,000 tuples at 0.2 ms would be 0.2 s
+        return
+    busy = unpack([kinds[BUSY]], WORKER_BUSY_ARROW).to_pylist()
+    # 1,000 tuples at 0.2 ms: at least 0.2 CPU-seconds, measured on the task's own thread.
+    assert busy == [{"run_id": "r", "batch_id": 7, "worker": 2, "tuples": 1000,
+                     "busy_s": pytest.approx(busy[0]["busy_s"]), "wall_s": busy[0]["wall_s"]}]  # fmt: skip
+    assert 0.2 <= busy[0]["busy_s"] <= spent
+    assert busy[0]["wall_s"] >= busy[0]["busy_s"] * 0.99

@@ -1,0 +1,60 @@
+"""A run's plan: every decision about one run, made once from the settings and passed down.
+
+The command line resolves the settings (:mod:`core.config`) and the run's
+identity into one frozen :class:`RunPlan` per grouping; every layer reads what
+it needs from it and nothing repacks it. The ``run.*`` settings travel as the
+loaded :class:`core.config.RunConfig`, so their defaults have one definition;
+the plan adds what follows from them and the source: the queue model's
+arrival speed-up, which a load turns into a speed only once the stream's tuple
+rate is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.config import RunConfig
+
+__all__ = ["RunPlan"]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One run: a source through one grouping.
+
+    Attributes:
+        run_id: the run's id (its checkpoints, its rows in every table).
+        source_type: how the messages are parsed (a dataset or a format's source type).
+        grouping: the grouping's name, as in the seed.
+        splitters: routing instances.
+        run: the ``run.*`` settings (workers, windows, queue model, batch sizes, triggers).
+        params: the grouping's parameters.
+        speed: the queue model's event-time speed-up (``run.speed``, or what makes ``run.load``).
+        load: the workers' mean utilisation at that speed; None when the stream's tuple
+            rate is unknown (a live topic at its own pace).
+        label: the run's name in tables and reports (the grouping with its parameters).
+        source: what ``gold.runs`` records as the source (dataset or format name).
+        topic: the Kafka topic it reads.
+        messages: the messages it covers, when known.
+    """
+
+    run_id: str
+    source_type: str
+    grouping: str
+    splitters: int
+    run: RunConfig = field(default_factory=RunConfig)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    speed: float = 1.0
+    load: float | None = None
+    label: str = ""
+    source: str = ""
+    topic: str = ""
+    messages: int | None = None
+
+    @property
+    def workers(self) -> int:
+        """W (``run.workers``): what every layer sizes itself by."""
+        return self.run.workers
+
