@@ -9,24 +9,29 @@ check the pictures' numbers against gold.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["MAX_HOT_KEYS", "SUMMARY_COLUMNS", "WINDOW_METRICS", "ReportData", "ReportError",
-           "build_report_data"]  # fmt: skip
+from gold.report.queue_figures import busy_time, capacities, plain, utilisation
+
+__all__ = ["MAX_HOT_KEYS", "RUN_SETTINGS", "SUMMARY_COLUMNS", "WINDOW_METRICS", "ReportData",
+           "ReportError", "build_report_data"]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
-SUMMARY_COLUMNS = ("tuples", "imbalance", "stddev_pct", "skew_s", "dist_cost", "p99_ms",
-                   "throughput")  # fmt: skip
+SUMMARY_COLUMNS = ("tuples", "imbalance", "stddev_pct", "skew_s", "dist_cost", "p50_ms", "p99_ms",
+                   "capacity", "capacity_vs_key", "throughput")  # fmt: skip
 """Cumulative ``gold.distribution_metrics`` columns shown per run."""
 
-WINDOW_METRICS = ("imbalance", "stddev_pct", "skew_s", "e_lb", "dist_cost", "tuples", "p99_ms")
+WINDOW_METRICS = ("imbalance", "stddev_pct", "skew_s", "e_lb", "dist_cost", "tuples", "p50_ms",
+                  "p99_ms", "capacity_vs_key")  # fmt: skip
 """Per-window ``gold.distribution_metrics`` columns the report draws over time."""
+
+RUN_SETTINGS = ("load", "speed", "process_ms", "work")
+"""``gold.runs`` columns the queue model's figures need; None for a run without a row."""
 
 MAX_HOT_KEYS = 8
 """Hot keys drawn per run (those with the largest pools); more lines are unreadable."""
@@ -42,7 +47,8 @@ class ReportData:
 
     Attributes:
         summary: Per run: ``run_id``, ``label``, ``grouping``, ``source``,
-            ``workers`` and the cumulative :data:`SUMMARY_COLUMNS`.
+            ``workers``, the cumulative :data:`SUMMARY_COLUMNS` and the
+            :data:`RUN_SETTINGS`.
         worker_load: Per run: ``tuples[w]`` summed over ``gold.worker_load`` windows.
         windows: Per run: ``window_start_ms`` and each of :data:`WINDOW_METRICS`,
             one value per window in start order.
@@ -53,6 +59,15 @@ class ReportData:
             event time), ``total_keys``, how many keys were hot, and
             ``snapshots``, the most routing snapshots any one splitter took
             with a hot key (1: the pools are known at one moment only).
+        capacity: Per run: ``capacity``, ``capacity_vs_key``, ``load`` and
+            ``offered_per_s``, the arrival rate the run was measured at
+            (:func:`gold.report.queue_figures.capacities`).
+        utilisation: Per run and window: the busiest ``worker``, its
+            ``tuples`` and ``utilisation`` in the queue model, and the run's
+            ``window_ms`` (:func:`gold.report.queue_figures.utilisation`).
+        busy: Per run with ``gold.worker_busy`` rows only: measured busy
+            seconds per worker and per micro-batch
+            (:func:`gold.report.queue_figures.busy_time`).
     """
 
     summary: list[dict[str, Any]]
@@ -60,15 +75,17 @@ class ReportData:
     windows: list[dict[str, Any]]
     dist_cost: list[dict[str, Any]]
     hot_keys: list[dict[str, Any]]
+    capacity: list[dict[str, Any]]
+    utilisation: list[dict[str, Any]]
+    busy: list[dict[str, Any]]
 
 
-def _plain(value: Any) -> Any:
-    """numpy scalars to Python ones; NaN to None (JSON has no NaN)."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
+def _with_columns(frame: pd.DataFrame | None, columns: Sequence[str]) -> pd.DataFrame | None:
+    """The frame with any missing ``columns`` added empty: tables written before they existed."""
+    if frame is None:
         return None
-    return value
+    missing = [c for c in columns if c not in frame.columns]
+    return frame.assign(**dict.fromkeys(missing, None)) if missing else frame
 
 
 def _known_runs(runs: pd.DataFrame | None, cumulative: pd.DataFrame) -> pd.DataFrame:
@@ -114,9 +131,10 @@ def _labels(info: pd.DataFrame) -> list[str]:
 def _summary(chosen: list[str], known: pd.DataFrame, cumulative: pd.DataFrame) -> pd.DataFrame:
     metrics = cumulative.drop_duplicates("run_id", keep="last").set_index("run_id")
     info = pd.DataFrame({"run_id": chosen})
-    extra = [c for c in ("label", "grouping", "source") if c in known.columns]
+    described = ("label", "grouping", "source", *RUN_SETTINGS)
+    extra = [c for c in described if c in known.columns]
     info = info.merge(known[["run_id", *extra]], on="run_id", how="left")
-    for column in ("label", "grouping", "source"):
+    for column in described:
         if column not in info.columns:
             info[column] = None
     info["workers"] = metrics.loc[chosen, "workers"].to_numpy()
@@ -142,7 +160,7 @@ def _windows(summary: pd.DataFrame, metrics: pd.DataFrame) -> list[dict[str, Any
     out = []
     for run_id, label in summary[["run_id", "label"]].itertuples(index=False):
         rows = windows[windows["run_id"] == run_id]
-        values = {m: [_plain(v) for v in rows[m]] for m in WINDOW_METRICS}
+        values = {m: [plain(v) for v in rows[m]] for m in WINDOW_METRICS}
         out.append({"run_id": run_id, "label": label,
                     "window_start_ms": [int(v) for v in rows["window_start_ms"]], **values})  # fmt: skip
     return out
@@ -177,7 +195,8 @@ def _hot_keys(summary: pd.DataFrame, hot: pd.DataFrame | None) -> list[dict[str,
 
 def build_report_data(metrics: pd.DataFrame, worker_load: pd.DataFrame,
                       runs: pd.DataFrame | None = None, hot_keys: pd.DataFrame | None = None,
-                      run_ids: Sequence[str] = ()) -> ReportData:  # fmt: skip
+                      run_ids: Sequence[str] = (),
+                      worker_busy: pd.DataFrame | None = None) -> ReportData:  # fmt: skip
     """The figure data of the chosen runs.
 
     Args:
@@ -188,20 +207,27 @@ def build_report_data(metrics: pd.DataFrame, worker_load: pd.DataFrame,
         hot_keys: ``gold.hot_keys`` rows, or None when no run had a hot key.
         run_ids: Runs to show, in this order; empty: every run with metrics,
             in ``gold.runs`` start order.
+        worker_busy: ``gold.worker_busy`` rows, or None when the table does
+            not exist (no run did real work, ``work=cpu``).
 
     Raises:
         ReportError: No run has metrics, or a run id is unknown or has no metrics.
     """
+    metrics = _with_columns(metrics, (*SUMMARY_COLUMNS, *WINDOW_METRICS))
     cumulative = metrics[metrics["scope"] == "cumulative"]
-    known = _known_runs(runs, cumulative)
+    known = _known_runs(_with_columns(runs, RUN_SETTINGS), cumulative)
     chosen = _select(known, cumulative, run_ids)
     summary = _summary(chosen, known, cumulative)
-    rows = [{k: _plain(v) for k, v in row.items()} for row in summary.to_dict("records")]
+    rows = [{k: plain(v) for k, v in row.items()} for row in summary.to_dict("records")]
+    windows = _windows(summary, metrics)
     return ReportData(
         summary=rows,
         worker_load=_worker_loads(summary, worker_load),
-        windows=_windows(summary, metrics),
+        windows=windows,
         dist_cost=[{"run_id": r["run_id"], "label": r["label"], "imbalance": r["imbalance"],
                     "dist_cost": r["dist_cost"]} for r in rows],
         hot_keys=_hot_keys(summary, hot_keys),
+        capacity=capacities(rows),
+        utilisation=utilisation(summary, worker_load, windows),
+        busy=busy_time(summary, worker_busy),
     )

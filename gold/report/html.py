@@ -16,8 +16,10 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from gold.report.charts import PICKED, render_charts, run_colours
+from gold.report.charts import render_charts
 from gold.report.data import SUMMARY_COLUMNS, WINDOW_METRICS, ReportData
+from gold.report.encodings import PICKED, run_colours, utc
+from gold.report.story import write_story
 from gold.report.vega import vega_javascript
 
 __all__ = ["render_html"]
@@ -26,7 +28,11 @@ _TEMPLATES = Path(__file__).parent / "templates"
 
 
 def _display(value: Any) -> str:
-    """A readable cell: integers with separators, floats with 4 significant decimals."""
+    """A readable cell: integers with separators, floats to 4 significant digits (whole from 1,000).
+
+    The exact value is in the cell's ``data-value``; short cells keep the summary
+    table on a laptop's screen.
+    """
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     if isinstance(value, int):
@@ -34,8 +40,13 @@ def _display(value: Any) -> str:
     if isinstance(value, float):
         if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
             return f"{value:.3e}"
-        return f"{value:,.4f}"
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
     return str(value)
+
+
+def _breakable(name: str) -> str:
+    """A column name that may wrap after its underscores (a zero-width space after each)."""
+    return name.replace("_", "_\u200b")
 
 
 def _exact(value: Any) -> str:
@@ -48,6 +59,7 @@ def _environment() -> Environment:
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
     env.filters["display"] = _display
     env.filters["exact"] = _exact
+    env.filters["breakable"] = _breakable
     return env
 
 
@@ -62,5 +74,6 @@ def render_html(data: ReportData, warehouse: str, title: str = "DKG groupings re
     template = _environment().get_template("report.html.j2")
     return template.render(title=title, warehouse=warehouse, data=data, columns=SUMMARY_COLUMNS,
                            window_metrics=WINDOW_METRICS, blocks=asdict(data),
+                           story=write_story(data), utc=utc,
                            specs=render_charts(data), colours=run_colours(data), picked=PICKED,
                            vega=vega_javascript())  # fmt: skip

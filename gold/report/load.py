@@ -17,7 +17,7 @@ __all__ = ["build_report", "read_gold"]
 logger = logging.getLogger(__name__)
 
 _REQUIRED = ("distribution_metrics", "worker_load")
-_OPTIONAL = ("runs", "hot_keys")
+_OPTIONAL = ("runs", "hot_keys", "worker_busy")
 
 
 def read_gold(warehouse: Warehouse, backend: TableBackend) -> dict[str, pd.DataFrame | None]:
@@ -44,6 +44,7 @@ def build_report(warehouse: Warehouse, backend: TableBackend, run_ids: Sequence[
     """The HTML report of the chosen runs (default: every run with gold metrics)."""
     frames = read_gold(warehouse, backend)
     data = build_report_data(frames["distribution_metrics"], frames["worker_load"],
-                             frames["runs"], frames["hot_keys"], run_ids)  # fmt: skip
+                             frames["runs"], frames["hot_keys"], run_ids,
+                             worker_busy=frames["worker_busy"])  # fmt: skip
     logger.info("writing the report of %d run(s)", len(data.summary))
     return render_html(data, warehouse.root)

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gold.metrics.ranking import best_by_capacity, latency_text
+
 __all__ = ["COMPARISON_COLUMNS", "QueueSetting", "format_comparison"]
 
 COMPARISON_COLUMNS = ("grouping", "p50", "p99", "capacity", "vs KEY", "dist_cost", "imbalance")
@@ -36,21 +38,6 @@ class QueueSetting:
     work: str = "model"
 
 
-def _three_digits(value: float) -> str:
-    decimals = 2 if value < 10 else 1 if value < 100 else 0
-    return f"{value:,.{decimals}f}"
-
-
-def _duration(ms: float | None) -> str:
-    if ms is None:
-        return "-"
-    if ms < 1000:
-        return f"{_three_digits(ms)} ms"
-    if ms < 60_000:
-        return f"{_three_digits(ms / 1000)} s"
-    return f"{_three_digits(ms / 60_000)} min"
-
-
 def _share(value: float | None) -> str:
     if value is None:
         return "-"
@@ -61,8 +48,8 @@ def _cells(row: Mapping[str, Any]) -> list[str]:
     capacity, ratio = row.get("capacity"), row.get("capacity_vs_key")
     return [
         str(row.get("grouping", "")),
-        _duration(row.get("p50_ms")),
-        _duration(row.get("p99_ms")),
+        latency_text(row.get("p50_ms")),
+        latency_text(row.get("p99_ms")),
         "-" if capacity is None else f"{capacity:,.0f}/s",
         "-" if not ratio else f"{ratio:.2f}x",
         "-" if row.get("dist_cost") is None else f"{row['dist_cost']:.3f}",
@@ -91,15 +78,11 @@ def _verdict(rows: Sequence[Mapping[str, Any]]) -> str | None:
     scored = [r for r in rows if r.get("capacity") and r.get("p99_ms") is not None]
     if key is None or len(scored) < 2:
         return None
-    # Capacities within 2 % are a tie (a perfect balance is a perfect balance): the
-    # cheaper merge wins it.
-    top = max(r["capacity"] for r in scored)
-    best = min((r for r in scored if r["capacity"] >= 0.98 * top),
-               key=lambda r: (r["dist_cost"], r["p99_ms"]))  # fmt: skip
+    best = best_by_capacity(scored, lambda r: r["capacity"], lambda r: r["dist_cost"])
     if best is key:
         return "KEY is already as good as any: nothing to split."
-    return (f"{best['grouping']}: p99 {_duration(best['p99_ms'])} against KEY's "
-            f"{_duration(key['p99_ms'])}, {best['capacity_vs_key']:.2f}x its capacity, for "
+    return (f"{best['grouping']}: p99 {latency_text(best['p99_ms'])} against KEY's "
+            f"{latency_text(key['p99_ms'])}, {best['capacity_vs_key']:.2f}x its capacity, for "
             f"{best['dist_cost'] - 1:.1%} more partial counts to merge")  # fmt: skip
 
 

@@ -19,9 +19,11 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "report", help="write a self-contained HTML report comparing runs",
         description="Read the gold tables (no Spark) and write one self-contained HTML file that "
-        "opens offline: interactive charts of load per worker, metrics per window, dist_cost "
-        "against imbalance and hot keys' pool sizes, a summary table of each run's cumulative "
-        "metrics, and a picker of the runs to show.",
+        "opens offline: a paragraph of what balance bought, interactive charts of latency "
+        "(p50, p99) over event time, capacity against the offered rate, the busiest worker's "
+        "utilisation, busy time per worker (physical mode), load per worker, metrics per "
+        "window, dist_cost against imbalance and hot keys' pool sizes, a summary table of "
+        "each run's cumulative metrics, and a picker of the runs to show.",
     )  # fmt: skip
     parser.add_argument("--warehouse", help="warehouse root: a path or s3://bucket/prefix "
                         "(warehouse.uri)")  # fmt: skip

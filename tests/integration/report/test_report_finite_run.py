@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import re
 
-import pandas as pd
 import pytest
 
 from bronze.datasets.base import DatasetSpec
-from core.run_spec import RunSpec
+from core.config import RunConfig
+from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend, read_delta, read_delta_stream
 from core.warehouse import Warehouse
+from gold.runs import record_run, run_row
 from pipelines.cli import main
-from pipelines.grouping_runs import _write_run
 from pipelines.medallion import run_finite
 from tests.integration.topic_tables import write_topic_table
 
@@ -41,13 +41,10 @@ def test_report_of_a_finite_run_shows_golds_numbers(spark, tmp_path):
     backend = DeltaRsBackend()
     for name in GROUPINGS:
         run_id = f"report-{name.lower()}"
-        _write_run(backend, warehouse, {
-            "run_id": run_id, "source": "COUNTRY_SKEW_R80", "topic": "countries", "grouping": name,
-            "label": name, "workers": 4, "splitters": 2, "messages": 1200, "parameters": {},
-            "status": "succeeded", "started_at": pd.Timestamp.now(tz="UTC"),
-            "finished_at": pd.Timestamp.now(tz="UTC"), "seconds": 1.0})  # fmt: skip
-        spec = RunSpec(run_id=run_id, source_type="COUNTRY_SKEW_R80", grouping=name, workers=4,
-                       splitters=2)  # fmt: skip
+        spec = RunPlan(run_id=run_id, source_type="COUNTRY_SKEW_R80", grouping=name,
+                       splitters=2, run=RunConfig(workers=4), label=name,
+                       source="COUNTRY_SKEW_R80", topic="countries", messages=1200)  # fmt: skip
+        record_run(backend, warehouse, run_row(spec, status="succeeded"))
         run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse,
                    backend)  # fmt: skip
 
@@ -78,7 +75,23 @@ def test_report_of_a_finite_run_shows_golds_numbers(spark, tmp_path):
         rows = windows[windows["run_id"] == run["run_id"]]
         assert len(rows) >= 3
         assert run["window_start_ms"] == rows["window_start_ms"].tolist()
-        assert run["imbalance"] == rows["imbalance"].tolist()
+        for column in ("imbalance", "p50_ms", "p99_ms"):
+            assert run[column] == rows[column].tolist(), column
+    runs = gold("runs").set_index("run_id")
+    for run in blocks["capacity"]:
+        assert run["capacity"] == cumulative.loc[run["run_id"], "capacity"]
+        assert run["capacity_vs_key"] == cumulative.loc[run["run_id"], "capacity_vs_key"]
+        assert run["offered_per_s"] is None  # the plans set no load
+    # The busiest worker's tuples x process_ms over the 60 s window's wall time (speed 1).
+    peaks = gold("worker_load").groupby(["run_id", "window_start_ms"])["tuples"].max()
+    for run in blocks["utilisation"]:
+        settings = runs.loc[run["run_id"]]
+        assert run["window_ms"] == RunConfig().aggregation_window_ms == 60_000
+        assert run["tuples"] == peaks[run["run_id"]].tolist()
+        assert run["utilisation"] == pytest.approx(
+            [t * settings["process_ms"] * settings["speed"] / 60_000 for t in run["tuples"]])
+    assert blocks["busy"] == []  # work=model: no run measured busy time
+    assert '<p class="story" id="story">KEY&#39;s ' in html
     hot = gold("hot_keys")
     pools = hot.groupby(["run_id", "key", "as_of_ms"])["pool_size"].max()
     shown = {r["run_id"]: r for r in blocks["hot_keys"]}

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
+from gold.report.data import SUMMARY_COLUMNS
 from pipelines.cli import main
 from tests.unit.gold.report.gold_tables import gold_frames, write_gold
 
@@ -89,7 +90,8 @@ def opened(browser, tmp_path_factory):
     root = tmp_path_factory.mktemp("report")
     report = _Opened(browser, _write_report(root, gold_frames()))
     report.gold = {name: DeltaTable(str(root / "lakehouse" / "gold" / name)).to_pandas()
-                   for name in ("distribution_metrics", "worker_load")}  # fmt: skip
+                   for name in ("distribution_metrics", "worker_load", "runs",
+                                "worker_busy")}  # fmt: skip
     yield report
     report.page.close()
 
@@ -97,10 +99,11 @@ def opened(browser, tmp_path_factory):
 def test_renders_offline_without_errors(opened):
     assert opened.errors == []
     assert opened.requests == [opened.url]  # the page itself, nothing else
-    # Every chart drew marks: four views, one per chart plus one per run with hot keys.
-    assert sorted(opened.page.evaluate("Object.keys(window.dkgReport.views)")) == [
-        "dist_cost", "hot_keys:run-dkg", "windows", "worker_load"]  # fmt: skip
-    assert opened.page.locator(".chart svg.marks").count() == 4
+    # Every chart drew marks: one view per chart plus one per run with hot keys.
+    views = ["busy_batches", "busy_workers", "capacity", "dist_cost", "hot_keys:run-dkg",
+             "latency", "utilisation", "windows", "worker_load"]  # fmt: skip
+    assert sorted(opened.page.evaluate("Object.keys(window.dkgReport.views)")) == views
+    assert opened.page.locator(".chart svg.marks").count() == len(views)
 
 
 def test_fits_a_1366_pixel_screen(opened):
@@ -120,7 +123,8 @@ def test_summary_table_shows_golds_cumulative_metrics(opened):
     cells = opened.page.evaluate("""() => Array.from(
         document.querySelectorAll('tr.run-row td[data-column]'),
         (td) => [td.closest('tr').dataset.runId, td.dataset.column, td.dataset.value, td.innerText])""")
-    assert len(cells) == 2 * 8
+    assert len(cells) == 2 * (1 + len(SUMMARY_COLUMNS))  # workers, then the metrics
+    assert {"p50_ms", "p99_ms", "capacity", "capacity_vs_key"} <= {c[1] for c in cells}
     for run_id, column, exact, text in cells:
         expected = cumulative.set_index("run_id").loc[run_id, column]
         assert float(exact) == expected, (run_id, column)
@@ -133,9 +137,8 @@ def test_charts_draw_golds_numbers(opened):
     points = [p for p in opened.drawn("windows") if p["type"] == "symbol"]
     lines = [p for p in opened.drawn("windows") if p["type"] == "line"]
     for run_id, rows in windows.groupby("run_id"):
-        drawn = sorted((p["minute"], p["value"]) for p in points if p["run_id"] == run_id)
-        starts = rows["window_start_ms"]
-        assert drawn == list(zip((starts - starts.min()) / 60_000, rows["imbalance"], strict=True))
+        drawn = sorted((p["time"], p["value"]) for p in points if p["run_id"] == run_id)
+        assert drawn == list(zip(rows["window_start_ms"], rows["imbalance"], strict=True))
         # A line through every window, not lone points.
         assert len([p for p in lines if p["run_id"] == run_id]) == len(rows) >= 2
     loads = opened.gold["worker_load"].groupby(["run_id", "worker"])["tuples"].sum()
@@ -143,12 +146,43 @@ def test_charts_draw_golds_numbers(opened):
     assert {(b["run_id"], b["worker"]): b["tuples"] for b in bars} == loads.to_dict()
 
 
+def test_queue_charts_draw_golds_numbers(opened):
+    metrics = opened.gold["distribution_metrics"]
+    windows = metrics.query("scope == 'window'")
+    latency = {(p["run_id"], p["time"], p["percentile"]): p["latency_ms"]
+               for p in opened.drawn("latency") if p["type"] == "symbol"}  # fmt: skip
+    expected = {(r.run_id, r.window_start_ms, name): getattr(r, f"{name}_ms")
+                for r in windows.itertuples() for name in ("p50", "p99")}  # fmt: skip
+    assert latency == expected
+    cumulative = metrics.query("scope == 'cumulative'").set_index("run_id")
+    drawn = opened.drawn("capacity")
+    bars = {b["run_id"]: b["capacity"] for b in drawn if b["type"] == "rect" and "vs_key" in b}
+    assert bars == cumulative["capacity"].to_dict()
+    runs = opened.gold["runs"].set_index("run_id")
+    offered = (runs["load"] * runs["workers"] * 1000 / runs["process_ms"]).to_dict()
+    ticks = {t["run_id"]: t["offered_per_s"] for t in drawn if t["type"] == "rect"
+             and t["offered_per_s"] is not None}  # fmt: skip
+    assert ticks == pytest.approx(offered)
+    busy = opened.gold["worker_busy"].groupby(["run_id", "worker"])["busy_s"].sum()
+    bars = {(b["run_id"], b["worker"]): b["busy_s"] for b in opened.drawn("busy_workers")}
+    assert bars == pytest.approx(busy.to_dict())
+
+
+def test_the_story_is_on_top(opened):
+    story = opened.page.locator("#story")
+    assert story.is_visible()
+    assert story.bounding_box()["y"] < opened.page.locator("#summary-table").bounding_box()["y"]
+    # gold_tables: KEY's worker 0 serves 70 tuples of 1 s each in the first 60 s window.
+    assert story.inner_text().startswith(
+        "KEY's worker 0 saturates at 1970-01-01 00:00 UTC (minute 0)")
+
+
 def test_run_picker_hides_a_run_everywhere(opened):
     page = opened.page
     page.locator("input.pick[value='run-key']").uncheck()
     opened.wait_runs("windows", {"run-dkg"})
     try:
-        for key in ("windows", "worker_load", "dist_cost"):
+        for key in ("windows", "worker_load", "dist_cost", "latency", "capacity"):
             assert {p["run_id"] for p in opened.drawn(key)} == {"run-dkg"}, key
         row = page.locator("tr.run-row[data-run-id='run-key']")
         assert row.get_attribute("class") == "run-row off"
@@ -177,11 +211,12 @@ def test_hover_shows_the_value_and_the_wheel_zooms(opened):
     assert any(f"{v:.6g}" in shown for v in cumulative["imbalance"]), shown
     chart = page.locator("[data-chart='windows'] svg").first
     chart.scroll_into_view_if_needed()
-    before = page.evaluate("window.dkgReport.views.windows.scale('x').domain()")
+    domain = "window.dkgReport.views.windows.scale('x').domain().map(Number)"  # times: ms
+    before = page.evaluate(domain)
     box = chart.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.wheel(0, -300)
-    page.wait_for_function(f"window.dkgReport.views.windows.scale('x').domain()[1] < {before[1]}")
+    page.wait_for_function(f"{domain}[1] < {before[1]}")
 
 
 def test_one_window_still_draws_its_points(browser, tmp_path):
@@ -194,7 +229,7 @@ def test_one_window_still_draws_its_points(browser, tmp_path):
     try:
         assert report.errors == [] and report.requests == [report.url]
         points = [p for p in report.drawn("windows") if p["type"] == "symbol"]
-        drawn = sorted((p["run_id"], p["minute"]) for p in points)
+        drawn = sorted((p["run_id"], p["time"]) for p in points)
         assert drawn == [("run-dkg", 0), ("run-key", 0)]
         width = report.page.evaluate("window.dkgReport.views.windows.width()")
         x = report.page.evaluate("window.dkgReport.views.windows.scale('x')(0)")

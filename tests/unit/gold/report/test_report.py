@@ -10,7 +10,7 @@ import pytest
 import vl_convert
 
 from gold.report import ReportError, build_report_data
-from gold.report.data import WINDOW_METRICS
+from gold.report.data import SUMMARY_COLUMNS, WINDOW_METRICS
 from gold.report.vega import VEGA_LITE_VERSION
 from pipelines.cli import main
 from tests.unit.gold.report.gold_tables import gold_frames, write_gold
@@ -27,7 +27,8 @@ class _Page(HTMLParser):
     def __init__(self, html):
         super().__init__()
         self.urls, self.scripts, self.blocks, self.cells = [], [], {}, {}
-        self._block, self._row = None, None
+        self.story, self.sections = "", []
+        self._block, self._row, self._in_story = None, None, False
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
@@ -40,14 +41,21 @@ class _Page(HTMLParser):
             self._row = attrs["data-run-id"] if attrs.get("class") == "run-row" else None
         if tag == "td" and "data-column" in attrs and self._row:
             self.cells[(self._row, attrs["data-column"])] = attrs["data-value"]
+        if tag == "h2":
+            self.sections.append(attrs["id"])
+        self._in_story = self._in_story or attrs.get("id") == "story"
 
     def handle_data(self, data):
         if self._block:
             self.blocks[self._block] = json.loads(data)
+        if self._in_story:
+            self.story += data
 
     def handle_endtag(self, tag):
         if tag == "script":
             self._block = None
+        if tag == "p":
+            self._in_story = False
 
 
 def _report(warehouse, output, *extra):
@@ -70,13 +78,17 @@ def test_report_is_self_contained(page):
     assert page.urls == []  # no src or href: scripts, styles and data are inline
     assert [s for s in page.scripts if "src" in s] == []
     assert set(page.blocks) == {"data-summary", "data-worker_load", "data-windows",
-                                "data-dist_cost", "data-hot_keys", "specs"}  # fmt: skip
+                                "data-dist_cost", "data-hot_keys", "data-capacity",
+                                "data-utilisation", "data-busy", "specs"}  # fmt: skip
     specs = page.blocks["specs"]
-    assert set(specs) == {"worker_load", "windows", "dist_cost", "hot_keys"}
+    charts = {"latency", "capacity", "utilisation", "busy_workers", "busy_batches", "worker_load",
+              "windows", "dist_cost"}  # fmt: skip
+    assert set(specs) == {*charts, "hot_keys"}
     assert set(specs["hot_keys"]) == {"run-dkg"}  # the only run with a hot key
+    assert page.sections == ["summary", "latency", "capacity", "utilisation", "worker-load",
+                             "windows", "dist-cost", "busy", "hot-keys"]  # fmt: skip
     # Each spec is valid Vega-Lite: the reference compiler turns it into Vega.
-    for spec in [*(specs[k] for k in ("worker_load", "windows", "dist_cost")),
-                 specs["hot_keys"]["run-dkg"]]:  # fmt: skip
+    for spec in [*(specs[k] for k in sorted(charts)), specs["hot_keys"]["run-dkg"]]:
         compiled = vl_convert.vegalite_to_vega(spec, vl_version=VEGA_LITE_VERSION)
         assert "picked" in {signal["name"] for signal in compiled["signals"]}
 
@@ -88,8 +100,7 @@ def test_report_numbers_equal_gold(page):
     summary = page.blocks["data-summary"]
     assert [r["run_id"] for r in summary] == ["run-key", "run-dkg"]  # gold.runs start order
     for row in summary:
-        for column in ("workers", "tuples", "imbalance", "stddev_pct", "dist_cost", "p99_ms",
-                       "throughput"):  # fmt: skip
+        for column in ("workers", *SUMMARY_COLUMNS):
             assert row[column] == cumulative.loc[row["run_id"], column]
             shown = float(page.cells[(row["run_id"], column)])
             assert shown == cumulative.loc[row["run_id"], column]
@@ -108,7 +119,24 @@ def test_report_numbers_equal_gold(page):
     scatter = {r["run_id"]: (r["imbalance"], r["dist_cost"]) for r in page.blocks["data-dist_cost"]}
     assert scatter == {r: (cumulative.loc[r, "imbalance"], cumulative.loc[r, "dist_cost"])
                        for r in ("run-key", "run-dkg")}  # fmt: skip
+    capacity = {r["run_id"]: (r["capacity"], r["capacity_vs_key"]) for r in page.blocks["data-capacity"]}
+    assert capacity == {r: (cumulative.loc[r, "capacity"], cumulative.loc[r, "capacity_vs_key"])
+                        for r in ("run-key", "run-dkg")}  # fmt: skip
+    assert {"p50_ms", "p99_ms", "capacity", "capacity_vs_key"} <= set(SUMMARY_COLUMNS)
 
+
+def test_the_story_is_written_from_golds_numbers(page):
+    # By hand from gold_tables: 1 s per tuple at speed 1 in 60 s windows, so a worker
+    # is busy tuples/60 of a window. KEY's worker 0 has 70 tuples in the first window
+    # (70/60 >= 1) and p99 2000 + 1000 * 0.3 ms at worst. DYNAMIC_KEY's busiest worker
+    # has 35 (35/60 < 1), p99 2000 + 1000 * 0.06 = 2.06 s, dist_cost 1.6 against KEY's
+    # 1.0, and 150/52 tuples/s against KEY's 150/100. Offered: 0.8 x 3 x 1000 / 1000.
+    assert page.story == (
+        "KEY's worker 0 saturates at 1970-01-01 00:00 UTC (minute 0); its p99 reaches 2.30 s. "
+        "DYNAMIC_KEY keeps p99 within 2.06 s for 60 % more merge work (dist_cost 1.60), with 1.92x "
+        "KEY's capacity. Falling behind the offered arrival rate: KEY (capacity 1.5 of 2.4 "
+        "tuples/s)."
+    )
 
 def test_hot_key_pools_are_the_largest_over_splitters(page):
     hot = {r["run_id"]: r for r in page.blocks["data-hot_keys"]}
