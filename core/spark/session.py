@@ -223,6 +223,10 @@ def _base_conf(
         "spark.ui.retainedStages": "100",
         "spark.ui.retainedTasks": "10000",
         "spark.sql.ui.retainedExecutions": "100",
+        # A micro-batch's task runs on the first free core: waiting (3 s by default) for
+        # the executor that holds a task's shuffle input put both workers' tasks of a
+        # standalone cluster on one executor, one after the other.
+        "spark.locality.wait": "0s",
         # Event times are UTC everywhere; the machine's zone must not leak in.
         "spark.sql.session.timeZone": "UTC",
         # The catalog is in-memory and our tables are external (see
