@@ -24,6 +24,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from core.config.models import Settings
 from core.config.secrets import is_secret_key
+from core.config.suggest import unknown_name
 
 __all__ = [
     "AWS_ENVIRONMENT",
@@ -264,7 +265,10 @@ def _describe_errors(exc: ValidationError, origins: Mapping[Path_, str]) -> str:
     for error in exc.errors():
         path = tuple(str(p) for p in error["loc"])
         where = next((origins[p] for p in origins if p[: len(path)] == path), "default")
-        problems.append(f"{_dotted(path)}: {error['msg']} (from {where})")
+        if error["type"] == "extra_forbidden":
+            problems.append(f"{unknown_name(Settings, path)} (from {where})")
+        else:
+            problems.append(f"{_dotted(path)}: {error['msg']} (from {where})")
     return "; ".join(problems)
 
 

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.config import ConfigError, yaml_problem
+from core.config.suggest import unknown_name
 from pipelines.job_specs.entry_points import ENTRY_POINT_PATTERN, resolve_entry_point
 
 __all__ = ["JobSpec", "JobSpecError", "TaskSpec", "load_job_spec"]
@@ -199,9 +200,12 @@ def _parse(path: Path, data: Any) -> _Bundle:
     try:
         return _Bundle.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise JobSpecError(f"{path}: {where}: {err['msg']}") from None
+        # A misspelt key also leaves the right one missing: name the misspelling first.
+        err = min(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        where = [str(p) for p in err["loc"]]
+        if err["type"] == "extra_forbidden":
+            raise JobSpecError(f"{path}: {unknown_name(_Bundle, where, 'key')}") from None
+        raise JobSpecError(f"{path}: {'.'.join(where)}: {err['msg']}") from None
 
 
 def _arguments(task: _WheelTask) -> tuple[str, ...]:

@@ -94,7 +94,7 @@ def test_a_secret_in_yaml_is_refused(tmp_path, text, message):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("run:\n  wokers: 3\n", r"run.wokers: Extra inputs .*overlay.yaml"),
+        ("run:\n  wokers: 3\n", r"unknown setting run.wokers \(did you mean run.workers\?\) .*overlay.yaml"),
         ("run:\n  workers: -1\n", r"run.workers: .*greater than or equal to 1 .*overlay.yaml"),
         ("run: [1, 2\n", "not valid YAML"),
         ("- a list\n", "mapping"),

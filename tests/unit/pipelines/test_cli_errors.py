@@ -52,7 +52,7 @@ def _one_line_error(capsys, argv: list[str], *names: str) -> str:
     (["run", "--mode", "moon"], ["--mode", "MOON"]),
     (["run", "--frobnicate"], ["unrecognized arguments", "--frobnicate"]),
     (["run", "--set", "oops"], ["KEY=VALUE"]),
-    (["run", "--set", "run.wrokers=3"], ["run.wrokers", "--set run.wrokers"]),
+    (["run", "--set", "run.wrokers=3"], ["unknown setting run.wrokers (did you mean run.workers?)", "--set run.wrokers"]),
     (["run", "--format", "morse"], ["--format", "morse", "keyed-json"]),
     (["run", "--format", "keyed-json"], ["--topic"]),
     (["run", "--continuous", "--grouping", "KEY,SHUFFLE"], ["one grouping"]),
@@ -76,7 +76,7 @@ def test_bad_arguments(capsys, argv, names):
 
 @pytest.mark.parametrize(("text", "names"), [
     ("run: [workers: 3\n", ["overlay.yaml", "line", "not valid YAML"]),
-    ("run:\n  wrokers: 3\n", ["overlay.yaml", "wrokers", "not permitted"]),
+    ("run:\n  wrokers: 3\n", ["overlay.yaml", "unknown setting run.wrokers (did you mean run.workers?)"]),
     ("run:\n  workers: many\n", ["overlay.yaml", "run.workers", "integer"]),
     ("run:\n  workers: 0\n", ["run.workers", "greater than or equal to 1"]),
     ("- a list\n", ["overlay.yaml", "mapping"]),

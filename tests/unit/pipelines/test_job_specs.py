@@ -78,7 +78,8 @@ def test_named_parameters_become_options(tmp_path):
     ([_task("a", entry="missing")], "entry point 'missing'"),
     ([_task("a", params=["{{job.parameters.typo}}"])], "unknown reference"),
     ([], "tasks"),
-    ([{**_task("a"), "depend_on": []}], "depend_on"),
+    ([{**_task("a"), "depend_on": []}], r"unknown key .*tasks\.0\.depend_on \(did you mean "
+                                        r".*tasks\.0\.depends_on\?\)"),
 ])
 def test_bad_specs_are_one_line_errors(tmp_path, tasks, message):
     with pytest.raises(JobSpecError, match=message) as caught:
@@ -184,3 +185,10 @@ def test_resume_from_an_unreadable_record_is_a_one_line_error(tmp_path):
     with pytest.raises(JobSpecError, match="unreadable"):
         run_job(spec, spec.parameters, tmp_path / "runs", resume=True)
     assert not (tmp_path / "out.txt").exists()
+
+
+def test_a_misspelt_tasks_key_is_named_not_the_missing_one(tmp_path):
+    path = _write_spec(tmp_path, [_task("a")])
+    path.write_text(path.read_text(encoding="utf-8").replace('"tasks":', '"taks":'), encoding="utf-8")
+    with pytest.raises(JobSpecError, match=r"unknown key \S*\.taks \(did you mean \S*\.tasks\?\)"):
+        load_job_spec(path, resolve=_resolve)
