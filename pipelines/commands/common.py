@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.config import LoadedSettings, load_settings
+from core.config import LoadedSettings, Settings, load_settings
+from core.config.loader import LOCAL_PROFILE
 
 __all__ = [
     "UsageError",
@@ -165,8 +166,24 @@ def load_from_args(args: argparse.Namespace, options: Mapping[str, str]) -> Load
         value = getattr(args, dest, None)
         if value is not None:
             cli[dotted] = (value, "--" + dest.replace("_", "-"))
-    return load_settings(getattr(args, "config", ()), cli, os.environ,
-                         getattr(args, "profile", None))  # fmt: skip
+    overlays, profile = getattr(args, "config", ()), getattr(args, "profile", None)
+    loaded = load_settings(overlays, cli, os.environ, profile)
+    if loaded.profile is None and _names_the_embedded_broker(loaded.settings):
+        # Named by its address (as `dkg kafka up` prints it), it is still the embedded broker.
+        loaded = load_settings(overlays, cli, os.environ, LOCAL_PROFILE)
+    return loaded
+
+
+def _names_the_embedded_broker(settings: Settings) -> bool:
+    """Whether ``kafka.bootstrap_servers`` is the running embedded broker's address."""
+    from core.kafka.broker import LocalBroker
+
+    named = settings.kafka.bootstrap_servers or ""
+    running = LocalBroker(settings.kafka.embedded.run_dir).status().bootstrap
+    loopback = {"localhost", "127.0.0.1"}
+    addresses = {tuple(a.strip().rsplit(":", 1)) for a in named.split(",") if ":" in a}
+    return running is not None and any(host in loopback and port == running.rsplit(":", 1)[1]
+                                       for host, port in addresses)  # fmt: skip
 
 
 def _cell(value: Any) -> str:
