@@ -92,6 +92,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     from pipelines.commands import (
+        advise,
         bench,
         check,
         config,
@@ -113,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.add_parser(subparsers)
     simulate.add_parser(subparsers)
+    advise.add_parser(subparsers)
     produce.add_parser(subparsers)
     kafka.add_parser(subparsers)
     bench.add_parser(subparsers)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from core.config.secrets import OptionMap
 
 __all__ = [
+    "AdviseConfig",
     "DatasetConfig",
     "EmbeddedBrokerConfig",
     "JoinConfig",
@@ -81,6 +82,17 @@ class SimulateConfig(_Section):
 
     splitters: int = _setting(1, "routing instances; tuples are dealt round-robin", ge=1)
     batch_size: int = _setting(10_000, "tuples routed (and state serialized) per call", ge=1)
+
+
+class AdviseConfig(_Section):
+    """`dkg advise`: how much of a topic to sample, what to compare, what merge cost to accept."""
+
+    max_messages: int = _setting(200_000, "messages to sample, spread over every partition's offsets", ge=1)  # fmt: skip
+    max_seconds: float = _setting(15.0, "stop sampling after this long", gt=0)
+    chunks: int = _setting(8, "runs of consecutive messages per partition, evenly spaced", ge=1)  # fmt: skip
+    workers: tuple[int, ...] = _setting((2, 4, 8, 16, 32), "W values compared beside run.workers (--workers: that W only)")  # fmt: skip
+    loads: tuple[float, ...] = _setting((0.5, 0.8, 0.95), "loads compared beside run.load (--load: that load only)")  # fmt: skip
+    max_dist_cost: float = _setting(2.0, "the largest dist_cost the recommendation accepts (it must also not exceed the capacity bought over KEY)", ge=1)  # fmt: skip
 
 
 class QualityConfig(_Section):
@@ -181,6 +193,7 @@ class Settings(_Section):
     dataset: DatasetConfig = _setting(DatasetConfig(), "generated data")
     run: RunConfig = _setting(RunConfig(), "the streaming job")
     simulate: SimulateConfig = _setting(SimulateConfig(), "dkg simulate")
+    advise: AdviseConfig = _setting(AdviseConfig(), "dkg advise")
     quality: QualityConfig = _setting(QualityConfig(), "data-quality thresholds")
     join: JoinConfig = _setting(JoinConfig(), "the stream-stream join")
     kafka: KafkaConfig = _setting(KafkaConfig(), "Kafka")

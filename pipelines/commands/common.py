@@ -18,6 +18,7 @@ __all__ = [
     "add_queue_options",
     "format_table",
     "load_from_args",
+    "message_format",
     "non_negative_int",
     "parse_settings",
     "port_number",
@@ -85,6 +86,17 @@ def topic_name(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a Kafka topic name (letters, digits, '.', '_', '-'; 1 to 249)"
         )
+    return text
+
+
+def message_format(text: str) -> str:
+    """A message format a silver parser reads (``keyed-json``, a dataset's name, ...)."""
+    from silver.parsers.registry import UnknownSourceError, source_type_for
+
+    try:
+        source_type_for(text)
+    except UnknownSourceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 

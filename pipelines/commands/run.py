@@ -24,6 +24,7 @@ from pipelines.commands.common import (
     add_config_options,
     add_queue_options,
     load_from_args,
+    message_format,
     positive_int,
     topic_name,
 )
@@ -46,6 +47,10 @@ RUN_OPTIONS = {**DATASET_OPTIONS, "master": "spark.master", "grouping": "run.gro
 """``dkg run``'s options and the settings they set."""
 
 
+_RATE_SAMPLE_S = 600.0
+"""Time limit of the sample that gives a topic's tuple rate: long enough never to cut it
+short, so the sample, and the rate, do not depend on the broker's speed."""
+
 _COMPARISON = "SELECT label, p99_ms, capacity, capacity_vs_key, dist_cost FROM gold.run_comparison"
 """The query the job suggests next: its runs side by side."""
 
@@ -64,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--grouping", help="a grouping, a comma list, or 'all' (run.grouping)")
     parser.add_argument("--topic", type=topic_name,
                         help="Kafka topic (default: one named after the generated dataset)")  # fmt: skip
-    parser.add_argument("--format", type=_format_name,
+    parser.add_argument("--format", type=message_format,
                         help="process --topic as it is, its messages in this format "
                         f"({', '.join(_formats())}) or a dataset's (run.format)")  # fmt: skip
     parser.add_argument("--continuous", action="store_const", const=True,
@@ -93,16 +98,6 @@ def _formats() -> list[str]:
     from silver.parsers.registry import formats
 
     return formats()
-
-
-def _format_name(text: str) -> str:
-    from silver.parsers.registry import UnknownSourceError, source_type_for
-
-    try:
-        source_type_for(text)
-    except UnknownSourceError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
 
 
 @contextmanager
@@ -145,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
     from core.runtime import Runtime
     from core.spark.session import check_master_reachable
     from gold.runs import completed_results
+    from pipelines.advice import topic_tuples_per_second
     from pipelines.commands.simulate import dataset_spec
     from pipelines.grouping_runs import ensure_topic_has, run_groupings
     from pipelines.planning import plan_runs
@@ -186,6 +182,11 @@ def run(args: argparse.Namespace) -> int:
                 ensure_topic_has(kafka, topic, spec, pace, bar.update_to)
         elif not topic_exists(kafka, topic):
             raise BrokerError(f"topic {topic!r} does not exist on {kafka.bootstrap}")
+        elif run_config.speed is None and not run_config.continuous:
+            # The load needs the topic's tuple rate: from a sample of fixed offsets, so the
+            # same topic gives the same rate (and the same run ids) every time.
+            tuples_per_s = topic_tuples_per_second(kafka, topic, source_type,
+                                                   max_seconds=_RATE_SAMPLE_S)  # fmt: skip
         ends = end_offsets(kafka, topic)
         plans = plan_runs(run_config, topic, source, source_type, choices,
                           run_config.splitters or len(ends),

@@ -5,7 +5,8 @@ the settings), named with ``--bootstrap-servers`` as a user names theirs: the lo
 profile does not apply. Generated messages carry their event times (2026-01-01)
 as Kafka timestamps; a topic with the broker's default time-based retention loses
 them within seconds. The topic ``dkg produce`` creates keeps them, and ``dkg run
---format`` then counts every one.
+--format`` then counts every one, its queue model at the load of the topic's
+sampled tuple rate.
 """
 
 from __future__ import annotations
@@ -52,3 +53,8 @@ def test_a_generated_topic_keeps_its_messages_and_the_job_counts_them(bootstrap,
     for batch in make_dataset(DatasetSpec(name="ZIPF", messages=MESSAGES)).tuples():
         exact.update(batch.keys.tolist())
     assert counts.groupby("key")["count"].sum().to_dict() == dict(exact)
+    # The topic's rate came from a sample of it: 160 messages (one tuple each) per second of
+    # event time, which a load of 0.8 over 10 workers of 1 ms turns into a speed-up of 50.
+    run = DeltaTable(str(tmp_path / "wh" / "gold" / "runs")).to_pandas().iloc[0]
+    assert run["load"] == 0.8
+    assert run["speed"] == pytest.approx(0.8 * 10 * 1000 / (1.0 * 160), rel=2e-3)
