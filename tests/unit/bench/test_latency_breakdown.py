@@ -122,12 +122,13 @@ def test_a_message_past_the_last_refresh_is_not_followed(warehouse: Warehouse) -
 
 
 def test_refreshes_cover_what_their_worker_windows_version_holds(warehouse: Warehouse) -> None:
-    # gold's refreshes were built from worker windows versions 0 (nothing yet), then 2.
+    # gold's refreshes record the run's last silver batch they hold: 0, then 1. Worker
+    # windows version n + 1 committed silver batch n.
     log = Path(warehouse.table_uri("gold", "distribution_metrics"), "_delta_log")
     log.mkdir(parents=True)
-    for version, built_from in enumerate([0, 2]):
+    for version, built_from in enumerate([0, 1]):
         txn = {"txn": {"appId": f"gold-refresh-{RUN}", "version": built_from}}
         (log / f"{version:020d}.json").write_text(json.dumps(txn) + "\n")
-    assert refreshed_windows_versions(warehouse, RUN) == [0, 2]
+    assert refreshed_windows_versions(warehouse, RUN) == [1, 2]
     # Worker windows version n + 1 holds silver batch n, as routed version n + 1 does.
     assert routed_versions(warehouse, RUN, [0, 1, 2]) == [-1, 1, 2]
