@@ -86,7 +86,7 @@ def _command(pipeline: str, bootstrap: str, warehouse: Path, size: int,
     common = ["--bootstrap-servers", bootstrap, "--profile", "local", "--warehouse", str(warehouse)]
     if pipeline == "grouping":
         return [sys.executable, "-m", "pipelines.cli", "run", *common, "--topic", f"crash-{size}",
-                "--source", "COUNTRY_SKEW_R80", "--messages", str(size), "--workers", "4",
+                "--dataset", "COUNTRY_SKEW_R80", "--messages", str(size), "--workers", "4",
                 "--partitions", "3", "--max-offsets-per-trigger", "700", "--grouping", "DYNAMIC_KEY",
                 *extra]  # fmt: skip
     return [sys.executable, "-m", "pipelines.cli", "join", *common, "--lefts", str(size),

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from bronze.datasets.base import Dataset
+from bronze.datasets.base import MessageSource
 from core.kafka.admin import BrokerError, check_reachable, ensure_topic
 from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, confirm_saved, held_before, open_producer, send
@@ -23,13 +23,13 @@ __all__ = ["produce"]
 logger = logging.getLogger(__name__)
 
 
-def produce(dataset: Dataset, client: KafkaClient, topic: str, partitions: int | None,
+def produce(dataset: MessageSource, client: KafkaClient, topic: str, partitions: int | None,
             speed: float | None = None, progress: Callable[[int], None] | None = None,
             batch_size: int = 10_000, wall_clock_timestamps: bool = False) -> int:  # fmt: skip
     """Write every message of ``dataset``; returns how many were written.
 
     Args:
-        dataset: the generator to publish.
+        dataset: the messages to publish (a generated dataset, a file's rows).
         client: how to reach Kafka.
         topic: created with ``partitions`` partitions when missing.
         partitions: partition count of a new topic (None: ``kafka.topics.partitions``).

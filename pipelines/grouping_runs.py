@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from bronze.datasets.base import DatasetSpec
-from bronze.datasets.registry import make_dataset
+from bronze.datasets.base import MessageSource
 from bronze.producer import produce
 from core.config import QualityConfig
 from core.kafka.admin import BrokerError, end_offsets, topic_exists
@@ -35,11 +34,10 @@ __all__ = ["ensure_topic_has", "run_groupings"]
 logger = logging.getLogger(__name__)
 
 
-def ensure_topic_has(client: KafkaClient, topic: str, dataset: DatasetSpec,
+def ensure_topic_has(client: KafkaClient, topic: str, source: MessageSource, wanted: int,
                      speed: float | None = None,
                      progress: Callable[[int], None] | None = None) -> int:  # fmt: skip
-    """Produce a generated dataset unless the topic already holds exactly its messages."""
-    wanted = dataset.messages
+    """Produce ``source``'s ``wanted`` messages unless the topic already holds exactly that many."""
     if topic_exists(client, topic):
         present = sum(end_offsets(client, topic).values())
         if present == wanted:
@@ -51,7 +49,7 @@ def ensure_topic_has(client: KafkaClient, topic: str, dataset: DatasetSpec,
                 "(a producer was interrupted, or other data is there); use another --topic, "
                 "or --format to process the topic as it is"
             )
-    return produce(make_dataset(dataset), client, topic, None, speed, progress)
+    return produce(source, client, topic, None, speed, progress)
 
 
 def run_groupings(spark: Any, client: KafkaClient, plans: Sequence[RunPlan], warehouse: Warehouse,

@@ -61,9 +61,9 @@ def _produce(args: argparse.Namespace) -> int:
 
     loaded = load_from_args(args, PRODUCE_OPTIONS)
     spec = dataset_spec(loaded.settings)
-    make_dataset(spec)  # an unknown dataset fails here, before a broker starts
+    dataset = make_dataset(spec)  # an unknown dataset fails here, before a broker starts
     with Runtime(loaded) as runtime:
-        present = ensure_topic_has(runtime.kafka, args.topic, spec, args.speed)
+        present = ensure_topic_has(runtime.kafka, args.topic, dataset, spec.messages, args.speed)
     print(f"topic {args.topic} holds {present:,} {spec.name} messages")
     return 0
 

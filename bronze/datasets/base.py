@@ -12,11 +12,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Dataset", "DatasetSpec", "MessageBatch", "TupleBatch"]
+__all__ = ["Dataset", "DatasetSpec", "MessageBatch", "MessageSource", "TupleBatch"]
 
 # 2026-01-01T00:00:00Z: a fixed default start so generated runs replay exactly.
 DEFAULT_START_MS = 1_767_225_600_000
@@ -82,6 +83,13 @@ class MessageBatch:
 
     def __len__(self) -> int:
         return len(self.payloads)
+
+
+class MessageSource(Protocol):
+    """What a producer writes: a dataset, or a file's rows as messages."""
+
+    def messages(self, batch_size: int = 10_000) -> Iterator[MessageBatch]:
+        """The messages, ``batch_size`` at a time."""
 
 
 class Dataset(ABC):

@@ -1,4 +1,4 @@
-"""Tuples from a CSV file (``dkg simulate --input``): ``key,count,timestamp_ms``.
+"""Tuples from a CSV file (``--input`` of ``dkg simulate``, ``produce``, ``run``, ``advise``): ``key,count,timestamp_ms``.
 
 The header row is optional: a first row that reads ``key,count,timestamp_ms``
 (any case, surrounding spaces ignored) is skipped; any other first row is data.
@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bronze.datasets.base import TupleBatch
+from bronze.datasets.base import MessageBatch, TupleBatch
+from bronze.datasets.keyed import keyed_json
 
-__all__ = ["HEADER", "CsvInputError", "read_csv_tuples"]
+__all__ = ["HEADER", "CsvInputError", "CsvMessages", "read_csv_tuples"]
 
 HEADER = ("key", "count", "timestamp_ms")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -128,3 +129,33 @@ def _batch(keys: list[str], counts: list[int], stamps: list[int]) -> TupleBatch:
     key_array = np.empty(len(keys), dtype=object)
     key_array[:] = keys
     return TupleBatch(key_array, np.array(counts, dtype=np.int64), np.array(stamps, dtype=np.int64))
+
+
+class CsvMessages:
+    """A CSV file's tuples as keyed-JSON messages, one per row: what the job produces of it.
+
+    The Kafka key is the tuple's key and the Kafka timestamp its ``timestamp_ms``, as the
+    generated datasets have them, so silver parses the file's rows back exactly.
+
+    Args:
+        path: the CSV file.
+
+    Raises:
+        CsvInputError: the file is missing or has a bad line (read once here, to count its rows).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.tuples = sum(len(batch) for batch in read_csv_tuples(self.path))
+        if self.tuples == 0:
+            raise CsvInputError(f"input file {str(self.path)!r} holds no rows")
+
+    def messages(self, batch_size: int = 10_000) -> Iterator[MessageBatch]:
+        """The rows as messages, ``batch_size`` at a time, in file order."""
+        for batch in read_csv_tuples(self.path, batch_size):
+            keys = batch.keys.tolist()
+            payloads: list[bytes | None] = [
+                keyed_json(key, count, stamp)
+                for key, count, stamp in zip(keys, batch.counts.tolist(),
+                                             batch.event_times_ms.tolist(), strict=True)]  # fmt: skip
+            yield MessageBatch([key.encode() for key in keys], payloads, batch.event_times_ms)

@@ -19,12 +19,17 @@ import numpy as np
 from bronze.datasets.base import TupleBatch
 from bronze.datasets.chunked import ChunkedDataset
 
-__all__ = ["KeyedDataset"]
+__all__ = ["KeyedDataset", "keyed_json"]
 
 
 def _head(key: str, count: int) -> str:
     # Non-ASCII stays UTF-8 rather than \u escapes: smaller, and readable in a console.
     return f'{{"key": {json.dumps(key, ensure_ascii=False)}, "count": {count}, "timestamp": '
+
+
+def keyed_json(key: str, count: int, timestamp_ms: int) -> bytes:
+    """One tuple as a keyed-JSON message payload."""
+    return f"{_head(key, count)}{timestamp_ms}}}".encode()
 
 
 class KeyedDataset(ChunkedDataset[np.ndarray]):

@@ -1,4 +1,4 @@
-"""``dkg produce``: a dataset into a Kafka topic, keyed, at a set speed, with progress.
+"""``dkg produce``: a dataset (or your CSV file's rows) into a Kafka topic, keyed, at a set speed.
 
 Writes to ``--bootstrap-servers`` or to the embedded broker (started if it is not
 running, and then stopped again; its data stays in ``kafka.embedded.run_dir``).
@@ -46,17 +46,24 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Produce and report."""
+    from bronze.datasets.base import MessageSource
+    from bronze.datasets.csv_input import CsvMessages
     from bronze.datasets.registry import make_dataset
     from bronze.producer import produce
     from core.runtime import Runtime
     from pipelines.progress import ProgressReporter
 
     loaded = load_from_args(args, PRODUCE_OPTIONS)
-    spec = dataset_spec(loaded.settings)
-    dataset = make_dataset(spec)  # an unknown dataset fails before a broker starts
-    with Runtime(loaded) as runtime, ProgressReporter(spec.messages, unit="msg") as progress:
+    # An unknown dataset or a bad file fails here, before a broker starts.
+    if args.input is not None:
+        messages: MessageSource = CsvMessages(args.input)
+        total, what = messages.tuples, f"rows of {args.input.name} as keyed-json"
+    else:
+        spec = dataset_spec(loaded.settings)
+        messages, total, what = make_dataset(spec), spec.messages, f"{spec.name} messages"
+    with Runtime(loaded) as runtime, ProgressReporter(total, unit="msg") as progress:
         client = runtime.kafka
-        written = produce(dataset, client, args.topic, None, args.speed,
+        written = produce(messages, client, args.topic, None, args.speed,
                           lambda n: progress.update_to(n, args.topic))  # fmt: skip
-    print(f"produced {written:,} {spec.name} messages to {args.topic} at {client.bootstrap}")
+    print(f"produced {written:,} {what} to {args.topic} at {client.bootstrap}")
     return 0

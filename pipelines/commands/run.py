@@ -1,7 +1,8 @@
 """``dkg run``: the main job, Kafka -> bronze -> silver -> gold for each grouping.
 
 With no arguments it generates a dataset into the embedded broker (once: a
-topic that already holds it is reused) and processes it. With ``--format`` it
+topic that already holds it is reused) and processes it; with ``--input FILE``
+it does the same with the rows of your CSV file. With ``--format`` it
 processes a topic as it is, such as a topic of your own Kafka
 (``--bootstrap-servers``): up to the end offsets seen at start, or, with
 ``--continuous``, following the topic and refreshing gold until Ctrl-C or
@@ -64,7 +65,6 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--mode", choices=("LOCAL", "CLUSTER"), default="LOCAL", type=str.upper,
                         help="LOCAL: Spark in this process; CLUSTER: --master spark://...")  # fmt: skip
     parser.add_argument("--master", help="Spark master URL (spark.master)")
-    parser.add_argument("--source", dest="dataset", help="dataset to generate (dataset.name)")
     add_dataset_options(parser)
     parser.add_argument("--grouping", help="a grouping, a comma list, or 'all' (run.grouping)")
     parser.add_argument("--topic", type=topic_name,
@@ -135,18 +135,16 @@ def _with_progress(spark: Any, kafka_end: Callable[[], int],
 
 def run(args: argparse.Namespace) -> int:
     """Run the main job and print one metrics row per grouping."""
-    from bronze.datasets.registry import canonical_name, make_dataset
     from core.kafka.admin import BrokerError, end_offsets, topic_exists
     from core.runtime import Runtime
     from core.spark.session import check_master_reachable
     from gold.runs import completed_results
     from pipelines.advice import topic_tuples_per_second
-    from pipelines.commands.simulate import dataset_spec
+    from pipelines.commands.run_input import run_input
     from pipelines.grouping_runs import ensure_topic_has, run_groupings
     from pipelines.planning import plan_runs
     from pipelines.progress import ProgressReporter
     from silver.groupings.registry import make_grouping
-    from silver.parsers.registry import parser_for, source_type_for
 
     loaded = load_from_args(args, RUN_OPTIONS)
     settings, run_config = loaded.settings, loaded.settings.run
@@ -159,36 +157,23 @@ def run(args: argparse.Namespace) -> int:
     if run_config.continuous and len(choices) != 1:
         raise UsageError("--continuous runs one grouping at a time; name one with --grouping "
                          f"(the configured run.grouping is {run_config.grouping})")
-    generated = run_config.format is None
-    tuples_per_s = None  # a topic as it is: its rate is unknown
-    if generated:
-        spec = dataset_spec(settings)
-        # An unknown dataset fails here, before the broker and Spark start.
-        tuples_per_s = make_dataset(spec).tuples_per_second()
-        source_type = canonical_name(spec.name)
-        parser_for(source_type)
-        topic = args.topic or f"{spec.name.lower()}-{spec.messages}-s{spec.seed}"
-        source = spec.name
-    else:
-        if not args.topic:
-            raise UsageError("--format processes a topic as it is: name it with --topic")
-        topic, source, source_type = args.topic, run_config.format, source_type_for(run_config.format)
-
+    source = run_input(args, settings)
+    topic, tuples_per_s = source.topic, source.tuples_per_s
     with Runtime(loaded, app_name="dkg-run") as runtime:
         warehouse, kafka = runtime.warehouse, runtime.kafka
-        if generated:
+        if source.messages is not None:
             pace = args.speed  # the producer runs flat out unless --speed is given
-            with ProgressReporter(spec.messages, unit="msg", label=f"producing {topic}") as bar:
-                ensure_topic_has(kafka, topic, spec, pace, bar.update_to)
+            with ProgressReporter(source.count, unit="msg", label=f"producing {topic}") as bar:
+                ensure_topic_has(kafka, topic, source.messages, source.count, pace, bar.update_to)
         elif not topic_exists(kafka, topic):
             raise BrokerError(f"topic {topic!r} does not exist on {kafka.bootstrap}")
         elif run_config.speed is None and not run_config.continuous:
             # The load needs the topic's tuple rate: from a sample of fixed offsets, so the
             # same topic gives the same rate (and the same run ids) every time.
-            tuples_per_s = topic_tuples_per_second(kafka, topic, source_type,
+            tuples_per_s = topic_tuples_per_second(kafka, topic, source.source_type,
                                                    max_seconds=_RATE_SAMPLE_S)  # fmt: skip
         ends = end_offsets(kafka, topic)
-        plans = plan_runs(run_config, topic, source, source_type, choices,
+        plans = plan_runs(run_config, topic, source.source, source.source_type, choices,
                           run_config.splitters or len(ends),
                           None if run_config.continuous else sum(ends.values()),
                           None if run_config.continuous else tuples_per_s)  # fmt: skip
@@ -206,10 +191,9 @@ def run(args: argparse.Namespace) -> int:
                     spark, lambda: sum(end_offsets(kafka, topic).values()),
                     lambda: run_groupings(spark, kafka, plans, warehouse, backend, quality, stop),
                 )  # fmt: skip
-    what = f"{spec.messages:,} {spec.name} messages" if generated else f"{source} messages"
     splitters = plans[0].splitters
     why = " (one per Kafka partition)" if run_config.splitters is None else ""
-    print(f"{what} from {topic}, W={run_config.workers}, {splitters} splitters{why}")
+    print(f"{source.described} from {topic}, W={run_config.workers}, {splitters} splitters{why}")
     print(format_comparison(rows, QueueSetting(run_config.workers, run_config.process_ms,
                                                plans[0].load, run_config.work)))  # fmt: skip
     where = f" --warehouse {warehouse.root}"

@@ -67,10 +67,11 @@ def add_parser(subparsers: Any) -> None:
 
 
 def add_dataset_options(parser: argparse.ArgumentParser) -> None:
-    """Options that choose and shape the dataset."""
-    parser.add_argument("--dataset", help="dataset name, e.g. ZIPF, COUNTRY_SKEW_R80")
-    parser.add_argument("--input", type=Path, metavar="FILE",
-                        help="CSV key,count,timestamp_ms (header optional) instead of --dataset")  # fmt: skip
+    """Options that choose and shape the dataset (or a CSV file of yours instead)."""
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--dataset", help="dataset name, e.g. ZIPF, COUNTRY_SKEW_R80 (dataset.name)")
+    what.add_argument("--input", type=Path, metavar="FILE",
+                      help="CSV key,count,timestamp_ms (header optional) instead of a dataset")  # fmt: skip
     parser.add_argument("--messages", type=positive_int, help="messages to generate")
     parser.add_argument("--rate", type=positive_float, help="messages per second of event time")
     parser.add_argument("--seed", type=int, help="random seed of the generator")

@@ -56,9 +56,9 @@ DOWN = ".venv/bin/dkg kafka down"
 PRODUCE = (
     ".venv/bin/dkg produce --dataset TWITTER_TICKER --messages 50000 --topic tweets --partitions 4"
 )
-ALL_ON_FIVE = (".venv/bin/dkg run --source COUNTRY_SKEW_R80 --grouping all --workers 20 "
+ALL_ON_FIVE = (".venv/bin/dkg run --dataset COUNTRY_SKEW_R80 --grouping all --workers 20 "
                "--partitions 5 --speed x10")  # fmt: skip
-ALL = ".venv/bin/dkg run --source COUNTRY_SKEW_R80 --grouping all --workers 20 --speed x10"
+ALL = ".venv/bin/dkg run --dataset COUNTRY_SKEW_R80 --grouping all --workers 20 --speed x10"
 COMMANDS = (UP, STATUS, PRODUCE, ALL_ON_FIVE, ALL, DOWN)
 _CONSUME_TIMEOUT_S = 60
 

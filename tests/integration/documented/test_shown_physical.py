@@ -20,7 +20,7 @@ MESSAGES, PROCESS_MS = 4000, 0.05
 ENV = {"DKG_DATASET__MESSAGES": str(MESSAGES), "DKG_DATASET__RATE": "40",
        "DKG_RUN__QUALITY_GATES": "false"}  # fmt: skip
 
-RUN = (".venv/bin/dkg run --source COUNTRY_SKEW_R80 --workers 2 --grouping KEY,DYNAMIC_KEY "
+RUN = (".venv/bin/dkg run --dataset COUNTRY_SKEW_R80 --workers 2 --grouping KEY,DYNAMIC_KEY "
        "--work cpu --process-ms 0.05")  # fmt: skip
 BUSY = ('.venv/bin/dkg sql "SELECT run_id, worker, sum(tuples) AS tuples, sum(busy_s) AS busy_s '
         'FROM gold.worker_busy GROUP BY run_id, worker"')  # fmt: skip

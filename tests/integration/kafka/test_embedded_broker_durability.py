@@ -50,7 +50,7 @@ def test_broker_killed_right_after_produce_keeps_every_message(tmp_path):
     spec = dataset_spec(loaded.settings)
     broker = LocalBroker(loaded.settings.kafka.embedded.run_dir)
     with Runtime(loaded) as runtime:  # as `dkg run` produces
-        assert ensure_topic_has(runtime.kafka, TOPIC, spec) == MESSAGES
+        assert ensure_topic_has(runtime.kafka, TOPIC, make_dataset(spec), spec.messages) == MESSAGES
         produced = end_offsets(runtime.kafka, TOPIC)
         _kill(broker)  # before the runtime could stop it cleanly (which saves)
     assert sum(produced.values()) == MESSAGES

@@ -89,7 +89,7 @@ def test_killed_driver_resumes_on_a_cluster_with_the_warehouse_in_object_storage
     }))  # fmt: skip
     command = [sys.executable, "-m", "pipelines.cli", "run", "--mode", "CLUSTER", "--master", cluster,
                "--bootstrap-servers", bootstrap, "--profile", "local", "--topic", "infra",
-               "--source", SOURCE, "--messages", str(MESSAGES), "--workers", "4",
+               "--dataset", SOURCE, "--messages", str(MESSAGES), "--workers", "4",
                "--partitions", "2", "--grouping", "DYNAMIC_KEY,PARTIAL_KEY",
                "--max-offsets-per-trigger", "2500", "--warehouse", warehouse,
                "--config", str(config)]  # fmt: skip

@@ -72,7 +72,7 @@ def test_gate_fails_the_main_job_naming_the_expectation(spark, tmp_path, capsys)
     overlay = tmp_path / "strict.yaml"
     overlay.write_text("quality:\n  min_count: 1000000\n")
     warehouse = tmp_path / "lakehouse"
-    args = ["run", "--source", "COUNTRY_SKEW_R80", "--messages", "300", "--partitions", "2",
+    args = ["run", "--dataset", "COUNTRY_SKEW_R80", "--messages", "300", "--partitions", "2",
             "--workers", str(W), "--grouping", "KEY", "--warehouse", str(warehouse)]  # fmt: skip
     assert main([*args, "--config", str(overlay)]) == 2
     err = capsys.readouterr().err

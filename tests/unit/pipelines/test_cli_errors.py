@@ -46,7 +46,7 @@ def _one_line_error(capsys, argv: list[str], *names: str) -> str:
     (["run", "--grouping", "KEYS"], ["unknown grouping", "KEYS"]),
     (["run", "--grouping", "DYNAMIC_KEY(mode=turbo)"], ["mode"]),
     (["run", "--dataset", "NOPE"], ["unknown dataset", "NOPE"]),
-    (["run", "--source", "zipff"], ["zipff"]),
+    (["run", "--dataset", "zipff"], ["zipff"]),
     (["run", "--topic", "bad/topic"], ["--topic", "bad/topic"]),
     (["run", "--mode", "CLUSTER"], ["--master spark://"]),
     (["run", "--mode", "moon"], ["--mode", "MOON"]),
