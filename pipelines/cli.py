@@ -8,6 +8,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Sequence
+from importlib import metadata
 from typing import Any, NoReturn
 
 from pydantic import ValidationError
@@ -110,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dkg",
         description="Skew-aware stream groupings (Dynamic Key Grouping and friends).",
     )
+    parser.add_argument("--version", action="version",
+                        version=f"dkg {metadata.version('dkg-lakehouse')}")  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.add_parser(subparsers)

@@ -161,7 +161,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print(f"{total:,} tuples, W={settings.workers}, splitters={settings.splitters}")
+        print(f"{total:,} tuples, W={settings.workers}, {settings.splitters} splitter(s), tuples "
+              "dealt round-robin (dkg run: one splitter per Kafka partition, a key's tuples "
+              "all to its partition's, so its figures differ a little)")  # fmt: skip
         print(format_comparison(rows, QueueSetting(settings.workers, settings.process_ms, load)))
     sys.stdout.flush()
     return 0

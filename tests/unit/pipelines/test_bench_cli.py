@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pipelines.cli import main
-from pipelines.commands.bench import WORKLOADS
+from pipelines.commands.bench import MIN_THROUGHPUT, TARGET_MESSAGES, WORKLOADS, Workload, _verdict
 
 
 def test_input_file_adds_a_workload_with_the_speed_verdict_only(tmp_path, capsys):
@@ -20,10 +22,35 @@ def test_input_file_adds_a_workload_with_the_speed_verdict_only(tmp_path, capsys
     assert len(report) == len(WORKLOADS) + 1
     workload = report[-1]["workload"]
     assert (workload["input"], workload["workers"], workload["messages"]) == (str(path), 7, 1800)
-    for row in report[-1]["rows"]:
-        assert row["target"] in ("ok", "MISSED speed")
+    # 2,000 messages: too few for any target to be judged.
+    assert {row["target"] for row in report[-1]["rows"]} == {"n/a"}
 
 
 def test_a_missing_input_file_is_a_user_error(tmp_path, capsys):
     assert main(["bench", "--messages", "1000", "--input", str(tmp_path / "nope.csv")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+ZIPF = Workload("ZIPF", 50, 1.4, max_imbalance=1e-3, max_dist_cost=1.2)
+
+
+@pytest.mark.parametrize(("grouping", "imbalance", "dist_cost", "throughput", "verdict"), [
+    ("DYNAMIC_KEY", 5e-4, 1.1, MIN_THROUGHPUT, "ok"),
+    ("DYNAMIC_KEY", 2e-3, 1.1, MIN_THROUGHPUT, "MISSED quality"),
+    ("DYNAMIC_KEY", 5e-4, 1.3, MIN_THROUGHPUT, "MISSED quality"),
+    ("DYNAMIC_KEY", 2e-3, 1.1, MIN_THROUGHPUT - 1, "MISSED speed+quality"),
+    ("KEY", 0.3, 1.0, MIN_THROUGHPUT, "ok"),  # only DYNAMIC_KEY is held to the balance target
+    ("KEY", 0.3, 1.0, MIN_THROUGHPUT - 1, "MISSED speed"),
+])  # fmt: skip
+def test_targets_are_judged_at_their_size(grouping, imbalance, dist_cost, throughput, verdict):
+    row = {"grouping": grouping, "imbalance": imbalance, "dist_cost": dist_cost,
+           "throughput": throughput}  # fmt: skip
+    assert _verdict(row, ZIPF, TARGET_MESSAGES) == verdict
+    assert _verdict(row, ZIPF, TARGET_MESSAGES - 1) == "n/a"
+
+
+def test_a_missed_target_fails_the_command(monkeypatch, capsys):
+    monkeypatch.setattr("pipelines.commands.bench.TARGET_MESSAGES", 1000)
+    monkeypatch.setattr("pipelines.commands.bench.MIN_THROUGHPUT", float("inf"))
+    assert main(["bench", "--messages", "1000", "--grouping", "KEY"]) == 1
+    assert "target(s) missed" in capsys.readouterr().err

@@ -68,3 +68,12 @@ def test_a_docstring_description_reads_as_plain_paragraphs(capsys, monkeypatch):
                              "each grouping.")  # fmt: skip
     assert "such as a topic of your own Kafka (--bootstrap-servers): up to" in paragraphs[1]
     assert "--bootstrap-\n" not in text  # an option is never split across lines
+
+
+def test_version_names_the_installed_package(capsys):
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"dkg {metadata.version('dkg-lakehouse')}"
