@@ -84,12 +84,13 @@ class HarnessResult:
 def _command(pipeline: str, bootstrap: str, warehouse: Path, size: int,
              extra: Sequence[str]) -> list[str]:  # fmt: skip
     common = ["--bootstrap-servers", bootstrap, "--profile", "local", "--warehouse", str(warehouse)]
+    # -v: the steps' started lines, which the kills aim by, are details.
     if pipeline == "grouping":
-        return [sys.executable, "-m", "pipelines.cli", "run", *common, "--topic", f"crash-{size}",
+        return [sys.executable, "-m", "pipelines.cli", "-v", "run", *common, "--topic", f"crash-{size}",
                 "--dataset", "COUNTRY_SKEW_R80", "--messages", str(size), "--workers", "4",
                 "--partitions", "3", "--max-offsets-per-trigger", "700", "--grouping", "DYNAMIC_KEY",
                 *extra]  # fmt: skip
-    return [sys.executable, "-m", "pipelines.cli", "join", *common, "--lefts", str(size),
+    return [sys.executable, "-m", "pipelines.cli", "-v", "join", *common, "--lefts", str(size),
             "--partitions", "2", *extra]  # fmt: skip
 
 

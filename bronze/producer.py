@@ -17,6 +17,7 @@ from bronze.datasets.base import MessageSource
 from core.kafka.admin import BrokerError, check_reachable, ensure_topic
 from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, confirm_saved, held_before, open_producer, send
+from core.logs import RESULT
 
 __all__ = ["produce"]
 
@@ -71,5 +72,6 @@ def produce(dataset: MessageSource, client: KafkaClient, topic: str, partitions:
     if failures.first:
         raise BrokerError(f"producing to {topic} at {client.bootstrap} failed: {failures.first}")
     confirm_saved(client, (topic,), before, written)
-    logger.info("produced %d messages to %s in %.1f s", written, topic, time.monotonic() - started)
+    logger.info("produced %s messages to %s in %.1f s", f"{written:,}", topic,
+                time.monotonic() - started, extra=RESULT)  # fmt: skip
     return written

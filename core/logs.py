@@ -1,8 +1,13 @@
 """The one place that sets up logging handlers (only the CLI calls it).
 
-By default the console shows the project's own INFO lines (progress, milestones)
-and only warnings from third-party libraries. ``dkg --verbose`` shows everything at DEBUG, including the
-Spark JVM's own log (see :func:`verbose`, read by ``build_spark``).
+By default the console shows only what a user acts on: the lines logged with
+``extra=RESULT`` (what was produced, each stage's one result line, the
+data-quality verdict) as bare messages, and every warning and error. ``dkg -v``
+adds the project's other INFO lines (each step's start and end, brokers, topics,
+batches) as ``LEVEL name: message``; ``dkg -vv`` shows everything at DEBUG,
+including third-party libraries and the Spark JVM's own log (see :func:`verbose`,
+read by ``build_spark``). Lines are written above any progress bar on stderr,
+never into it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["THIRD_PARTY_LOGGERS", "configure_logging", "figure", "figures", "verbose"]
+from tqdm import tqdm
+
+__all__ = ["RESULT", "THIRD_PARTY_LOGGERS", "configure_logging", "figure", "figures", "verbose"]
+
+RESULT: Mapping[str, Any] = {"result": True}
+"""``logger.info(..., extra=RESULT)``: a line shown without ``-v``; keep them few."""
+
+_DETAILED = "%(levelname)s %(name)s: %(message)s"
 
 THIRD_PARTY_LOGGERS = {"py4j": logging.WARNING, "numba": logging.WARNING,
                        "urllib3": logging.WARNING, "great_expectations": logging.WARNING,
@@ -49,25 +61,49 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
     def stream(self, value: Any) -> None:
         pass
 
+    def emit(self, record: logging.LogRecord) -> None:
+        # A line written into a live bar would be torn by the bar's next redraw.
+        with tqdm.external_write_mode(file=sys.stderr):
+            super().emit(record)
+
+
+def _shown(record: logging.LogRecord) -> bool:
+    """Without ``-v``: result lines, warnings and errors."""
+    return record.levelno >= logging.WARNING or bool(getattr(record, "result", False))
+
+
+class _ResultFormatter(logging.Formatter):
+    """A result line as its bare message; a warning or an error with its level and logger."""
+
+    def __init__(self) -> None:
+        super().__init__(_DETAILED)
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.levelno < logging.WARNING:
+            return record.getMessage()
+        return super().format(record)
+
 
 def verbose() -> bool:
     """Whether the CLI asked for everything (``--verbose``)."""
     return _state["verbose"]
 
 
-def configure_logging(level: int = logging.INFO) -> None:
-    """Log to stderr as ``LEVEL name: message``.
+def configure_logging(level: int = logging.INFO, details: bool = True) -> None:
+    """Log to stderr.
 
     Args:
-        level: the project's level; ``DEBUG`` (``--verbose``) also lets
-            third-party libraries and the Spark JVM log everything.
+        level: the project's level; ``DEBUG`` (``-vv``) also lets third-party
+            libraries and the Spark JVM log everything.
+        details: every line at ``level`` or above, as ``LEVEL name: message``
+            (``-v``); False (the CLI's default): only result lines
+            (``extra=RESULT``), warnings and errors.
     """
-    logging.basicConfig(
-        level=level,
-        format="%(levelname)s %(name)s: %(message)s",
-        force=True,
-        handlers=[_CurrentStderr()],
-    )
+    handler = _CurrentStderr()
+    if not details:
+        handler.addFilter(_shown)
+        handler.setFormatter(_ResultFormatter())
+    logging.basicConfig(level=level, format=_DETAILED, force=True, handlers=[handler])
     _state["verbose"] = level <= logging.DEBUG
     for name, quiet_level in THIRD_PARTY_LOGGERS.items():
         quiet = name in _ALWAYS_QUIET or not _state["verbose"]

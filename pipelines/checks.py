@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from core.config import QualityConfig
+from core.logs import RESULT
 from core.quality import (
     Check,
     DataQualityError,
@@ -55,11 +56,15 @@ def quality_gate(spark: SparkSession, warehouse: Warehouse, backend: TableBacken
                  workers: int, config: QualityConfig) -> Callable[[str], None]:  # fmt: skip
     """A job's ``after_stage`` hook: validate the layer just written, fail on any broken rule.
 
-    The suites run as Spark jobs in the job's session.
+    The suites run as Spark jobs in the job's session. Each layer's verdict is a
+    detail (``dkg -v``); once the last layer (gold) passed, one line gives the run's.
 
     Raises (from the returned callable):
         DataQualityError: naming the run, suite, expectation, column and observation.
     """
+
+    passed: dict[str, int] = {}
+    seconds = [0.0]
 
     def gate(layer: str) -> None:
         started = time.monotonic()
@@ -68,7 +73,17 @@ def quality_gate(spark: SparkSession, warehouse: Warehouse, backend: TableBacken
         if failures:
             more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
             raise DataQualityError(f"run {run_id}: {layer} failed its checks: {failures[0]}{more}")
-        logger.info("run %s: %s passed %d data-quality suites in %.1f s", run_id, layer,
-                    len(outcomes), time.monotonic() - started)  # fmt: skip
+        # No duration here: the gate's step line has it.
+        logger.info("run %s: %s passed %d data-quality suites", run_id, layer, len(outcomes))
+        passed[layer] = len(outcomes)
+        seconds[0] += time.monotonic() - started
+        if layer == LAYERS[-1]:
+            _log_verdict(run_id, passed, seconds[0])
 
     return gate
+
+
+def _log_verdict(run_id: str, passed: dict[str, int], seconds: float) -> None:
+    layers = ", ".join(f"{layer} {count}" for layer, count in passed.items())
+    logger.info("run %s: data quality passed, %d suites in %.1f s (%s)", run_id,
+                sum(passed.values()), seconds, layers, extra=RESULT)  # fmt: skip

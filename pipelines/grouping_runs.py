@@ -20,6 +20,7 @@ from core.config import QualityConfig
 from core.kafka.admin import BrokerError, end_offsets, topic_exists
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
+from core.logs import RESULT
 from core.quality import DataQualityError
 from core.run_plan import RunPlan
 from core.tables.base import TableBackend
@@ -41,7 +42,7 @@ def ensure_topic_has(client: KafkaClient, topic: str, source: MessageSource, wan
     if topic_exists(client, topic):
         present = sum(end_offsets(client, topic).values())
         if present == wanted:
-            logger.info("topic %s already holds the %d messages", topic, wanted)
+            logger.info("topic %s already holds the %s messages", topic, f"{wanted:,}", extra=RESULT)
             return present
         if present:
             raise BrokerError(

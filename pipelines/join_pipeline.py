@@ -8,13 +8,16 @@ consumed, which a landing step would hide. The topics themselves are the
 replayable raw record.
 
 A run with a stalled partition produces in two phases and drains the join after
-each, so the first drain really sees that partition stand still.
+each, so the first drain really sees that partition stand still. Each phase's
+production bar counts the messages the generator made for that phase (lefts,
+the partners only ``match_ratio`` of them have, closing heartbeats); each
+drain's display (:mod:`pipelines.stream_progress`) counts the topics' messages
+up to their end offsets at its start.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +30,7 @@ from core.config import JoinConfig
 from core.kafka.admin import BrokerError, end_offsets, topic_exists
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
-from core.logs import figure, figures
+from core.logs import RESULT, figure, figures
 from core.spark.input_rows import input_rows
 from core.spark.python_workers import start_python_workers
 from core.spark.stages import Stage, start_query
@@ -36,6 +39,7 @@ from core.tables.delta_rs import DeltaRsBackend
 from core.tables.task_files import TaskLanding
 from core.warehouse import Warehouse
 from gold.join_stats import refresh_join_gold
+from pipelines.progress import ProgressReporter
 from pipelines.steps import job_step
 from silver.join.engine import JoinParams
 from silver.join.operator import JOIN_TABLES
@@ -50,6 +54,7 @@ __all__ = [
     "generated_topics",
     "ground_truth_check",
     "join_run_id",
+    "phase_messages",
     "run_join",
     "start_join",
 ]
@@ -135,7 +140,7 @@ def ensure_phase(request: JoinRequest, data: JoinData, phase: int,
 
     present = [_total(request.client, t) for t in request.topics]
     if any(present == through(later) for later in range(phase, data.phases)):
-        logger.info("topics %s already hold phase %d", request.topics, phase)
+        logger.info("topics %s and %s already hold phase %d", *request.topics, phase, extra=RESULT)
         return 0
     if present != through(phase - 1):
         raise BrokerError(f"topics {request.topics} hold {present} messages, which matches no "
@@ -173,9 +178,16 @@ def start_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
     return start_query(stage, processingTime=f"{trigger_s} seconds")
 
 
+def phase_messages(data: JoinData, phase: int) -> int:
+    """Messages one phase produces: its lefts, their partners, its closing heartbeats."""
+    return len(data.phase(phase))
+
+
 def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
-           backend: TableBackend) -> None:  # fmt: skip
-    with job_step(join_run_id(request), "join"):
+           backend: TableBackend) -> float:  # fmt: skip
+    """Join what the topics hold now; returns the step's seconds."""
+    held = sum(_total(request.client, topic) for topic in request.topics)
+    with job_step(join_run_id(request), "join", total=held) as step:
         query = start_join(spark, request, warehouse, backend)
         query.awaitTermination()
     for progress in query.recentProgress:
@@ -185,10 +197,11 @@ def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
         logger.info("join batch %s: %s rows in %s ms (%s)", progress.get("batchId"),
                     figure(input_rows(progress)), figure(total_ms),
                     figures(slowest_first, "ms"))  # fmt: skip
+    return step.seconds or 0.0
 
 
-def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, backend: TableBackend,
-             progress: Callable[[int, str], None] | None = None) -> JoinResult:  # fmt: skip
+def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
+             backend: TableBackend) -> JoinResult:  # fmt: skip
     """Produce (what is missing) and join every phase, then rebuild the join's gold table.
 
     Topics given as they are (no ``request.data``) are joined up to their end
@@ -197,21 +210,19 @@ def run_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse, ba
     run_id = join_run_id(request)
     seconds, phase, phases = 0.0, 0, 1
     if request.data is None:
-        started = time.monotonic()
-        _drain(spark, request, warehouse, backend)
-        seconds, phases = time.monotonic() - started, 0
+        seconds, phases = _drain(spark, request, warehouse, backend), 0
     while phase < phases:
         # Generated again per phase (it is deterministic) rather than held: a large data
         # set would otherwise sit in the driver's memory through every drain.
         data = generate(request.data)
         phases = data.phases
-        label = f"producing phase {phase + 1}/{phases}"
-        ensure_phase(request, data, phase, progress and (lambda n, label=label: progress(n, label)))
+        with ProgressReporter(phase_messages(data, phase), unit="msg",
+                              label=f"producing phase {phase + 1}/{phases}") as bar:  # fmt: skip
+            ensure_phase(request, data, phase, bar.update_to)
         del data
-        started = time.monotonic()
-        _drain(spark, request, warehouse, backend)
-        seconds += time.monotonic() - started
-        logger.info("join drained phase %d in %.1f s", phase, time.monotonic() - started)
+        drained = _drain(spark, request, warehouse, backend)
+        seconds += drained
+        logger.info("join drained phase %d in %.1f s", phase, drained)
         phase += 1
     with job_step(run_id, "gold"):
         summary = refresh_join_gold(backend, warehouse, run_id, request.stats_window_ms)

@@ -129,23 +129,27 @@ def run_finite(spark: SparkSession, source: Source, plan: RunPlan, warehouse: Wa
     start_python_workers(spark)  # not on the first micro-batch's clock
 
     def layer_done(layer: str) -> None:
-        if after_stage is not None:
-            with job_step(plan.run_id, f"{layer} checks"):
+        if after_stage is not None:  # the gates report their verdict themselves
+            with job_step(plan.run_id, f"{layer} checks", result_line=False):
                 after_stage(layer)
 
+    # Each stage as its step timed it (building and starting its query included): the
+    # figure of its done line, so a stage is never reported with two durations.
+    took: dict[str, float] = {}
     checked = 0
-    for stage in stages(run):
-        with job_step(plan.run_id, stage.name):
+    for order, stage in enumerate(stages(run)):
+        # Only the first stage reads the topic, whose size the plan knows.
+        with job_step(plan.run_id, stage.name, total=None if order else plan.messages) as step:
             _drain(stage.build(run), times)
+        took[stage.name] = step.seconds or 0.0
         written = _LAYERS.index(stage.name) + 1  # silver's query may have landed bronze too
         for layer in _LAYERS[checked:written]:
             layer_done(layer)
         checked = written
 
-    started = time.monotonic()
-    with job_step(plan.run_id, "gold"):
+    with job_step(plan.run_id, "gold") as step:
         refresh_gold(backend, warehouse, plan, times.batch_seconds("silver"))
-    times.seconds["gold"] = time.monotonic() - started
+    times.seconds["gold"] = took["gold"] = step.seconds or 0.0
     layer_done("gold")
-    logger.info("run %s stages: %s", plan.run_id, figures(times.seconds, "s", decimals=1))
+    logger.info("run %s stages: %s", plan.run_id, figures(took, "s", decimals=1))
     return times

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 
 import pandas as pd
@@ -17,6 +18,7 @@ import pandas as pd
 from core.kafka.admin import BrokerError, check_reachable, ensure_topic
 from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, confirm_saved, held_before, open_producer, send
+from core.logs import RESULT
 
 __all__ = ["encode_value", "produce_phase"]
 
@@ -39,6 +41,7 @@ def produce_phase(records: pd.DataFrame, client: KafkaClient, topics: tuple[str,
     """
     from confluent_kafka import KafkaException
 
+    started = time.monotonic()
     check_reachable(client.bootstrap)
     for topic in topics:
         ensure_topic(client, topic, partitions)
@@ -69,5 +72,6 @@ def produce_phase(records: pd.DataFrame, client: KafkaClient, topics: tuple[str,
     confirm_saved(client, topics, before, sent)
     if progress is not None:
         progress(sent)
-    logger.info("produced %d join records to %s", sent, topics)
+    logger.info("produced %s join records to %s and %s in %.1f s", f"{sent:,}", *topics,
+                time.monotonic() - started, extra=RESULT)  # fmt: skip
     return sent

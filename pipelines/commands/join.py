@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the join and print its cumulative statistics."""
     from core.runtime import Runtime
     from pipelines.join_pipeline import ground_truth_check, run_join
-    from pipelines.progress import ProgressReporter
+    from pipelines.stream_progress import stage_progress
 
     loaded = load_from_args(args, JOIN_OPTIONS)
     request = _request(args, loaded.settings)  # a bad option fails before anything starts
@@ -132,9 +132,8 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         spark, backend = runtime.spark, runtime.backend
-        total = request.data.lefts * 2 if request.data is not None else None
-        with ProgressReporter(total, unit="msg") as progress:
-            result = run_join(spark, request, warehouse, backend, progress.update_to)
+        with stage_progress(spark, lag_queries=()):  # each drain's and gold's display
+            result = run_join(spark, request, warehouse, backend)
         check = ({} if request.data is None else
                  ground_truth_check(backend, warehouse, result.run_id, request.data))  # fmt: skip
     row = {**result.summary, **check}

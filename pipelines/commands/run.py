@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from core.logs import RESULT
 from pipelines.commands.common import (
     UsageError,
     add_config_options,
@@ -108,7 +109,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
     def request_stop(signum: int, _frame: Any) -> None:
         if stop.is_set() and signum == signal.SIGINT:
             raise KeyboardInterrupt
-        logger.info("stopping after the current micro-batches (signal %d)", signum)
+        logger.info("stopping after the current micro-batches (signal %d)", signum, extra=RESULT)
         stop.set()
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -121,16 +122,11 @@ def _stop_on_signals() -> Iterator[threading.Event]:
 
 def _with_progress(spark: Any, kafka_end: Callable[[], int],
                    job: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:  # fmt: skip
-    """Run ``job`` with one listener reporting every streaming query's progress."""
-    from pipelines.stream_progress import StreamProgressListener
+    """Run ``job`` with one live display per stage (see :mod:`pipelines.stream_progress`)."""
+    from pipelines.stream_progress import stage_progress
 
-    listener = StreamProgressListener(kafka_end=kafka_end)
-    spark.streams.addListener(listener)
-    try:
+    with stage_progress(spark, kafka_end):
         return job()
-    finally:
-        listener.wait_idle()
-        spark.streams.removeListener(listener)
 
 
 def run(args: argparse.Namespace) -> int:
