@@ -5,17 +5,25 @@ job spec behaves exactly like the ``dkg`` subcommand it wraps, errors included:
 ``dkg-run`` is ``dkg run``, ``dkg-sql`` is ``dkg sql``; ``dkg-produce`` makes sure
 a topic holds a dataset (producing it once, like ``dkg run`` does), on the
 embedded broker when no ``--bootstrap-servers`` is given.
+
+:func:`task_resources` reads from a task's arguments what it will use (Kafka,
+Spark, with which settings), so a job run can have them ready and share them.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pipelines.cli import main as dkg_main
 
-__all__ = ["produce_main", "run_main", "sql_main"]
+if TYPE_CHECKING:
+    from core.config import LoadedSettings
+
+__all__ = ["TaskResources", "produce_main", "run_main", "sql_main", "task_resources"]
 
 
 def _argv(argv: Sequence[str] | None) -> list[str]:
@@ -86,3 +94,58 @@ def produce_main(argv: Sequence[str] | None = None) -> int:
     except _user_errors() as exc:
         print(f"dkg-produce: error: {_describe(exc)}", file=sys.stderr)
         return 2
+
+
+@dataclass(frozen=True)
+class TaskResources:
+    """What a task will run on: its settings, and whether it uses Kafka and Spark."""
+
+    loaded: LoadedSettings
+    kafka: bool
+    spark: bool
+
+
+# dkg subcommand -> (uses Kafka, uses Spark); other subcommands are not looked into.
+_USES = {"run": (True, True), "produce": (True, False), "sql": (False, True)}
+_SUBCOMMAND = {"pipelines.tasks:run_main": ["run"], "pipelines.tasks:sql_main": ["sql"],
+               "pipelines.cli:main": []}  # fmt: skip
+
+
+def _options(command: str) -> Mapping[str, str]:
+    from pipelines.commands.produce import PRODUCE_OPTIONS
+    from pipelines.commands.run import RUN_OPTIONS
+    from pipelines.commands.sql import SQL_OPTIONS
+
+    return {"run": RUN_OPTIONS, "produce": PRODUCE_OPTIONS, "sql": SQL_OPTIONS}[command]
+
+
+def _parse(target: str, argv: list[str]) -> tuple[str, argparse.Namespace] | None:
+    from pipelines.cli import build_parser
+
+    if target == "pipelines.tasks:produce_main":
+        return "produce", _produce_parser().parse_args(argv)
+    if target not in _SUBCOMMAND:
+        return None
+    args = build_parser().parse_args([*_SUBCOMMAND[target], *argv])
+    return str(args.command), args
+
+
+def task_resources(target: str, argv: Sequence[str]) -> TaskResources | None:
+    """What the task ``target`` (``module:function``) called with ``argv`` will use.
+
+    None for a script or subcommand not known here, and for arguments the task
+    will refuse (it then says why itself).
+    """
+    from pipelines.cli import CommandLineError, _user_errors
+    from pipelines.commands.common import load_from_args
+
+    try:
+        parsed = _parse(target, list(argv))
+        if parsed is None or parsed[0] not in _USES:
+            return None
+        command, args = parsed
+        loaded = load_from_args(args, _options(command))
+    except (CommandLineError, SystemExit, *_user_errors()):
+        return None
+    kafka, spark = _USES[command]
+    return TaskResources(loaded, kafka, spark)

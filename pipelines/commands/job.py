@@ -2,9 +2,13 @@
 
 A spec has the shape of a Databricks Asset Bundle job (``resources.jobs.<name>``
 with ``tasks``, ``depends_on``, ``python_wheel_task`` and job ``parameters``);
-``run`` executes its tasks in dependency order, one process each, prints each
-task's status and time, stops at the first failure and, with ``--resume``,
-continues the last run without repeating the tasks that succeeded.
+``run`` executes its tasks in dependency order, sharing one embedded broker and
+one Spark session as a job cluster does, prints each task's status and time and
+at the end what the last task printed (compare_groupings: the runs side by
+side), stops at the first failure and, with ``--resume``, continues the last
+run without repeating the tasks that succeeded. A spec is a file, or the name of
+one of the project's (``compare_groupings``, or ``conf/jobs/compare_groupings.yml``
+from any folder).
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ import argparse
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipelines.commands.common import UsageError
+
+if TYPE_CHECKING:
+    from pipelines.job_specs import JobRun, JobSpec, TaskResult
 
 __all__ = ["add_parser", "run"]
 
@@ -32,7 +39,8 @@ def add_parser(subparsers: Any) -> None:
     run_parser = actions.add_parser("run", help="run a job's tasks in dependency order")
     validate_parser = actions.add_parser("validate", help="check a spec and print its task order")
     for sub in (run_parser, validate_parser):
-        sub.add_argument("spec", type=Path, help="the job spec, e.g. conf/jobs/lakehouse.yml")
+        sub.add_argument("spec", help="the job spec: a file, or a name of the project's "
+                         "(lakehouse, conf/jobs/lakehouse.yml; see dkg job list)")  # fmt: skip
         sub.add_argument("--job", help="job key under resources.jobs (if the file has several)")
         sub.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                          help="override a job parameter (repeatable)")  # fmt: skip
@@ -41,7 +49,8 @@ def add_parser(subparsers: Any) -> None:
                             "parameter); default: that parameter, else ./lakehouse")  # fmt: skip
     run_parser.add_argument("--show-output", action="store_true",
                             help="print each task's output when it ends (default: a failed "
-                            "task's last lines; all output is in the task logs)")  # fmt: skip
+                            "task's last lines, and at the end what the last task printed; "
+                            "all output is in the task logs)")  # fmt: skip
     run_parser.add_argument("--resume", action="store_true",
                             help="continue the last run of this job: skip tasks that succeeded")  # fmt: skip
     list_parser = actions.add_parser("list", help="list the job specs in a folder")
@@ -61,10 +70,22 @@ def _overrides(items: Sequence[str]) -> dict[str, str]:
     return overrides
 
 
+def _spec_path(given: str) -> Path:
+    from pipelines.job_specs import JobSpecError
+    from pipelines.job_specs.bundled import JOB_SUFFIXES, bundled_names, find_conf_file
+
+    found = find_conf_file(given, "jobs", JOB_SUFFIXES)
+    if found is None:
+        names = ", ".join(bundled_names("jobs", JOB_SUFFIXES)) or "none"
+        raise JobSpecError(f"cannot read job spec {given}: no such file here, nor among the "
+                           f"project's specs ({names})")  # fmt: skip
+    return found
+
+
 def _validate(args: argparse.Namespace) -> int:
     from pipelines.job_specs import load_job_spec
 
-    spec = load_job_spec(args.spec, args.job)
+    spec = load_job_spec(_spec_path(args.spec), args.job)
     parameters = spec.resolve_parameters(_overrides(args.param))
     print(f"job {spec.name}: {len(spec.tasks)} tasks, valid")
     for key in spec.order():
@@ -116,6 +137,23 @@ def _print_result(result: Any, show_output: bool = False) -> None:
             print(f"  | {line}", flush=True)
 
 
+def _printed(result: TaskResult) -> str:
+    """What a task printed to stdout (its result), as its output file kept it."""
+    path = Path(result.output) if result.output else None
+    if path is None or not path.is_file():
+        return ""
+    return path.read_text(encoding="utf-8", errors="replace").rstrip()
+
+
+def _print_final_output(spec: JobSpec, job_run: JobRun) -> None:
+    """What the last tasks (those no task depends on) printed: the job's result."""
+    needed = {dep for task in spec.tasks for dep in task.depends_on}
+    for key in [k for k in spec.order() if k not in needed]:
+        text = _printed(job_run.tasks[key])
+        if text:
+            print(f"{key}:\n{text}", flush=True)
+
+
 def _run(args: argparse.Namespace) -> int:
     import os
 
@@ -123,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
     from core.runtime import Runtime
     from pipelines.job_specs import load_job_spec, run_job
 
-    spec = load_job_spec(args.spec, args.job)
+    spec = load_job_spec(_spec_path(args.spec), args.job)
     overrides = _overrides(args.param)
     if args.warehouse is not None and "warehouse" in spec.parameters:
         overrides.setdefault("warehouse", str(args.warehouse))
@@ -136,6 +174,8 @@ def _run(args: argparse.Namespace) -> int:
                       report=lambda result: _print_result(result, args.show_output))  # fmt: skip
     seconds = sum(t.seconds for t in job_run.tasks.values())
     if job_run.status == "succeeded":
+        if not args.show_output:
+            _print_final_output(spec, job_run)
         print(f"job {spec.name} run {job_run.run_id} succeeded ({seconds:.1f} s of tasks)")
         return 0
     failed = next(k for k, t in job_run.tasks.items() if t.status == "failed")

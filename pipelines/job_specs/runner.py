@@ -1,29 +1,41 @@
-"""Run a job spec's tasks locally, in dependency order, each in its own process.
+"""Run a job spec's tasks locally, in dependency order, sharing one broker and Spark session.
 
-Each task is ``python -m pipelines.launch module:function ARGS`` (what
-a ``python_wheel_task`` does on Databricks) with its output in a log file. The
-first failure stops the run; the tasks after it are skipped. Every state change
-is saved in a JSON run record, ``<runs_dir>/<run_id>.json``, so a run stopped
-for any reason can be resumed: tasks that succeeded are not run again.
+Each task calls its console script (``module:function ARGS``, what a
+``python_wheel_task`` does on Databricks) in this process, one after another,
+so the tasks share the embedded broker and the Spark session as the tasks of a
+Databricks job cluster do (:mod:`pipelines.job_specs.cluster`). A task's
+output goes to its log file, and what it prints to stdout, its result, also to
+an output file. A task whose Spark settings the shared session cannot take
+runs in a process of its own. The first failure stops the run; the tasks after
+it are skipped. Every state change is saved in a JSON run record,
+``<runs_dir>/<run_id>.json``, so a run stopped for any reason can be resumed:
+tasks that succeeded are not run again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pipelines.job_specs.cluster import JobCluster
 from pipelines.job_specs.entry_points import checkout_root
 from pipelines.job_specs.spec import JobSpec, JobSpecError, TaskSpec
+from pipelines.job_specs.task_call import TaskTimeout, call_task, captured, deadline
+
+if TYPE_CHECKING:
+    from pipelines.tasks import TaskResources
 
 __all__ = ["JobRun", "TaskResult", "last_run", "run_job"]
 
@@ -31,10 +43,18 @@ logger = logging.getLogger(__name__)
 
 Reporter = Callable[["TaskResult"], None]
 
+_INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (``dkg`` returns it)."""
+
 
 @dataclass
 class TaskResult:
-    """One task's outcome: ``running``, ``succeeded``, ``failed`` or ``skipped``."""
+    """One task's outcome: ``running``, ``succeeded``, ``failed`` or ``skipped``.
+
+    ``log`` holds all its output, ``output`` what it printed to stdout. A task
+    run in the job's process that used Spark names the session's
+    ``spark_application``; one that used the embedded broker, its ``broker_pid``.
+    """
 
     key: str
     status: str = "pending"
@@ -42,6 +62,9 @@ class TaskResult:
     exit_code: int | None = None
     log: str | None = None
     note: str = ""
+    output: str | None = None
+    spark_application: str | None = None
+    broker_pid: int | None = None
 
 
 @dataclass
@@ -71,6 +94,19 @@ class JobRun:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         tasks = {k: TaskResult(**v) for k, v in data.pop("tasks").items()}
         return cls(**data, tasks=tasks)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every task of one run is run with."""
+
+    spec: JobSpec
+    run: JobRun
+    runs_dir: Path
+    cluster: JobCluster
+    python: str
+    cwd: Path | None
+    notify: Reporter
 
 
 def _now() -> str:
@@ -116,11 +152,6 @@ def _start(spec: JobSpec, parameters: dict[str, str], runs_dir: Path, resume: bo
     return previous
 
 
-def _command(spec: JobSpec, task: TaskSpec, run: JobRun, python: str) -> list[str]:
-    return [python, "-m", "pipelines.launch", task.target,
-            *spec.arguments(task, run.parameters, run.run_id)]  # fmt: skip
-
-
 def _environment() -> dict[str, str]:
     # The task must import this checkout's code, whatever is installed in the venv.
     env = dict(os.environ)
@@ -129,42 +160,98 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _execute(command: list[str], task: TaskSpec, log_path: Path, cwd: Path | None) -> TaskResult:
-    result = TaskResult(task.key, log=str(log_path))
-    started = time.monotonic()
-    try:
-        with log_path.open("w", encoding="utf-8") as log:
-            log.write(f"$ {shlex.join(command)}\n")
-            log.flush()
-            completed = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd,  # noqa: S603
+def _own_process(ctx: _Context, task: TaskSpec, arguments: list[str],
+                 result: TaskResult) -> tuple[int | None, str]:  # fmt: skip
+    command = [ctx.python, "-m", "pipelines.job_specs", str(result.output), task.target, *arguments]
+    with Path(str(result.log)).open("a", encoding="utf-8") as log:
+        try:
+            completed = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=ctx.cwd,  # noqa: S603
                                        env=_environment(), timeout=task.timeout_seconds, check=False)  # fmt: skip
-        result.exit_code = completed.returncode
-        result.status = "succeeded" if completed.returncode == 0 else "failed"
-    except subprocess.TimeoutExpired:
-        result.status, result.note = "failed", f"timed out after {task.timeout_seconds} s"
-    result.seconds = round(time.monotonic() - started, 3)
+        except subprocess.TimeoutExpired:
+            return None, f"timed out after {task.timeout_seconds} s"
+    return completed.returncode, ""
+
+
+def _in_process(ctx: _Context, task: TaskSpec, arguments: list[str]) -> tuple[int | None, str]:
+    try:
+        with deadline(task.timeout_seconds):
+            return call_task(task.target, arguments), ""
+    except TaskTimeout as exc:
+        ctx.cluster.cancel_spark_work()
+        return None, str(exc)
+
+
+def _own_process_reason(ctx: _Context, task: TaskSpec,
+                        resources: TaskResources | None) -> str | None:  # fmt: skip
+    if (
+        task.timeout_seconds is not None
+        and threading.current_thread() is not threading.main_thread()
+    ):
+        return "its timeout needs the main thread"  # only the main thread receives signals
+    return ctx.cluster.own_process_reason(resources)
+
+
+def _execute(ctx: _Context, task: TaskSpec) -> TaskResult:
+    arguments = ctx.spec.arguments(task, ctx.run.parameters, ctx.run.run_id)
+    folder = ctx.runs_dir / ctx.run.run_id
+    log, output = folder / f"{task.key}.log", folder / f"{task.key}.out"
+    result = TaskResult(task.key, log=str(log), output=str(output))
+    log.write_text(f"$ {shlex.join([task.entry_point, *arguments])}\n", encoding="utf-8")
+    started = time.monotonic()
+    with contextlib.chdir(ctx.cwd or Path.cwd()), captured(log, output):
+        resources = ctx.cluster.prepare(task.target, arguments)
+        reason = _own_process_reason(ctx, task, resources)
+        if reason is None:
+            result.exit_code, result.note = _in_process(ctx, task, arguments)
+            if resources is not None and resources.spark:
+                result.spark_application = ctx.cluster.spark_application()
+        else:
+            print(f"in a process of its own: {reason}", file=sys.stderr)
+        result.broker_pid = ctx.cluster.broker_pid(resources)
+    if reason is not None:
+        result.exit_code, note = _own_process(ctx, task, arguments, result)
+        result.note = ", ".join(filter(None, ["own process", note]))
+    if result.exit_code == _INTERRUPTED:
+        raise KeyboardInterrupt
+    result.status = "succeeded" if result.exit_code == 0 else "failed"
+    result.seconds = round(time.monotonic() - started, 6)
     return result
 
 
-def _run_one(spec: JobSpec, key: str, run: JobRun, runs_dir: Path, python: str,
-             cwd: Path | None, notify: Reporter) -> TaskResult:  # fmt: skip
+def _run_one(ctx: _Context, key: str) -> TaskResult:
+    run = ctx.run
     run.tasks[key] = TaskResult(key, "running")
-    run.save(runs_dir)
-    notify(run.tasks[key])
-    task = spec.task(key)
-    log_path = runs_dir / run.run_id / f"{key}.log"
+    run.save(ctx.runs_dir)
+    ctx.notify(run.tasks[key])
     try:
-        result = _execute(_command(spec, task, run, python), task, log_path, cwd)
+        result = _execute(ctx, ctx.spec.task(key))
     except KeyboardInterrupt:
         # Leave a record that --resume can continue from.
-        run.tasks[key] = TaskResult(key, "failed", note="interrupted", log=str(log_path))
+        log = str(ctx.runs_dir / run.run_id / f"{key}.log")
+        run.tasks[key] = TaskResult(key, "failed", note="interrupted", log=log)
         run.status, run.finished_at = "failed", _now()
-        run.save(runs_dir)
+        run.save(ctx.runs_dir)
         raise
     run.tasks[key] = result
-    run.save(runs_dir)
-    notify(result)
+    run.save(ctx.runs_dir)
+    ctx.notify(result)
     return result
+
+
+def _run_tasks(ctx: _Context) -> str | None:
+    """Run the tasks not done yet; the key of the one that failed, or None."""
+    failed: str | None = None
+    for key in ctx.spec.order():
+        current = ctx.run.tasks[key]
+        if current.status == "succeeded":
+            current.note = "succeeded earlier"
+            ctx.notify(current)
+        elif failed is not None:
+            ctx.run.tasks[key] = TaskResult(key, "skipped", note=f"{failed} failed")
+            ctx.notify(ctx.run.tasks[key])
+        elif _run_one(ctx, key).status != "succeeded":
+            failed = key
+    return failed
 
 
 def run_job(spec: JobSpec, parameters: Mapping[str, str], runs_dir: Path, *, resume: bool = False,
@@ -178,7 +265,7 @@ def run_job(spec: JobSpec, parameters: Mapping[str, str], runs_dir: Path, *, res
         runs_dir: Where run records and task logs go.
         resume: Continue the last run: its succeeded tasks are skipped.
         report: Called with each task's result when it starts and when it ends.
-        python: Interpreter for the tasks.
+        python: Interpreter for a task that runs in a process of its own.
         cwd: Working directory of the tasks (default: this process's).
 
     Returns:
@@ -186,18 +273,12 @@ def run_job(spec: JobSpec, parameters: Mapping[str, str], runs_dir: Path, *, res
     """
     run = _start(spec, dict(parameters), runs_dir, resume)
     (runs_dir / run.run_id).mkdir(parents=True, exist_ok=True)
-    notify = report or (lambda _result: None)
-    failed: str | None = None
-    for key in spec.order():
-        current = run.tasks[key]
-        if current.status == "succeeded":
-            current.note = "succeeded earlier"
-            notify(current)
-        elif failed is not None:
-            run.tasks[key] = TaskResult(key, "skipped", note=f"{failed} failed")
-            notify(run.tasks[key])
-        elif _run_one(spec, key, run, runs_dir, python, cwd, notify).status != "succeeded":
-            failed = key
+    cluster = JobCluster()
+    ctx = _Context(spec, run, runs_dir, cluster, python, cwd, report or (lambda _result: None))
+    try:
+        failed = _run_tasks(ctx)
+    finally:
+        cluster.close()
     run.status, run.finished_at = ("failed" if failed else "succeeded"), _now()
     run.save(runs_dir)
     logger.debug("job %s run %s %s", spec.name, run.run_id, run.status)

@@ -1,7 +1,9 @@
 """The job specs as the pages run them, then every gold view and example query on a job's warehouse.
 
 ``conf/jobs/lakehouse.yml`` runs as shown (20,000 ZIPF messages, KEY and
-DYNAMIC_KEY; each task a process of its own, as the runner starts them). Its
+DYNAMIC_KEY). Here its Spark tasks run in processes of their own: this
+process's Spark session (the tests') is not the one the job's settings ask for;
+tests/integration/test_shared_job_cluster.py runs a job whose tasks share one. Its
 warehouse is the page's ``/tmp/wh``: it answers the page's query, the gold views
 and every ``conf/sql`` example, each checked against the tables read with delta-rs.
 ``compare_groupings.yml`` is not run here: see :data:`NOT_RUN`.
@@ -48,11 +50,13 @@ COMPARE_SQL = ".venv/bin/dkg sql --file conf/sql/compare_groupings.sql --warehou
 COMMANDS = (LAKEHOUSE, COMPARE_SQL)
 COMPARE = ".venv/bin/dkg job run conf/jobs/compare_groupings.yml --warehouse /tmp/wh"
 NOT_RUN = {
-    command: "nine task processes, seven of them start a Spark session of their own (about "
-    "2 min on two idle cores, over 10 min on a shared machine): more than this suite's "
-    "budget for one page's example. The runner, its run record and every console script "
-    "run with lakehouse.yml above; --resume in tests/unit/pipelines/test_job_specs.py; "
-    "`dkg job validate` resolves compare_groupings.yml in tests/unit/test_documented_commands.py"
+    command: "nine tasks, seven of them `dkg run` over 50,000 messages (about 2.5 min on one "
+    "shared Spark session, docs/jobs-and-sql.md; here each would start its own, as this "
+    "process's session is not the job's): more than this suite's budget for one page's "
+    "example. The runner, its run record and every console script run with lakehouse.yml "
+    "above, a shared session in tests/integration/test_shared_job_cluster.py; --resume in "
+    "tests/unit/pipelines/test_job_specs.py; `dkg job validate` resolves compare_groupings.yml "
+    "in tests/unit/test_documented_commands.py"
     for command in (COMPARE, f"{COMPARE} --resume")
 }
 """Shown commands this module does not run, and why."""
@@ -73,7 +77,7 @@ def _quarantine_rows(root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def jobs(spark, tmp_path_factory) -> Scenario:  # three task processes, two of them Spark
+def jobs(spark, tmp_path_factory) -> Scenario:  # three tasks, two of them Spark
     folder = tmp_path_factory.mktemp("jobs")
     # The page's /tmp/wh is a warehouse a job wrote: here, the lakehouse job's.
     scenario = Scenario(

@@ -1,10 +1,11 @@
-"""Tiny entry points for the job spec tests (stdlib only, so task processes start fast)."""
+"""Tiny entry points for the job spec tests (stdlib only: they run in the test's process)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["append_main", "fail_main", "sleep_main"]
+__all__ = ["append_main", "crash_main", "echo_main", "exit_main", "fail_main", "interrupt_main",
+           "pid_main", "sleep_main"]
 
 
 def append_main(argv: list[str]) -> int:
@@ -31,3 +32,38 @@ def sleep_main(argv: list[str]) -> int:
 
     time.sleep(float(argv[0]))
     return 0
+
+
+def echo_main(argv: list[str]) -> int:
+    """Print argv on stdout (a result) and a progress line on stderr (not one)."""
+    import sys
+
+    print("working", file=sys.stderr)
+    print(" ".join(argv))
+    return 0
+
+
+def pid_main(argv: list[str]) -> int:
+    """Append this process's id to the file argv[0]."""
+    import os
+
+    with Path(argv[0]).open("a", encoding="utf-8") as out:
+        out.write(f"{os.getpid()}\n")
+    return 0
+
+
+def crash_main(argv: list[str]) -> int:
+    """Raise, as a bug would."""
+    raise RuntimeError(f"bug {argv}")
+
+
+def exit_main(argv: list[str]) -> int:
+    """Leave through SystemExit with code argv[0]."""
+    import sys
+
+    sys.exit(int(argv[0]))
+
+
+def interrupt_main(argv: list[str]) -> int:
+    """Stop as Ctrl-C would."""
+    raise KeyboardInterrupt

@@ -1,8 +1,12 @@
-"""Job specs: loading and checking, dependency order, failures, resume (tiny tasks, no Spark)."""
+"""Job specs: loading and checking, dependency order, failures, resume, specs by name,
+tasks in the job's process and the job's result (tiny tasks, no Spark)."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -10,14 +14,14 @@ import pytest
 from pipelines.cli import main
 from pipelines.job_specs import JobSpecError, load_job_spec, run_job
 from pipelines.job_specs.entry_points import resolve_entry_point
+from pipelines.job_specs.task_call import deadline
+from pipelines.tasks import task_resources
 
-# Entry points the tests' specs may call (importable by the task processes, since
-# the checkout is on their PYTHONPATH).
-SCRIPTS = {
-    "append": "tests.unit.pipelines.job_tasks:append_main",
-    "fail": "tests.unit.pipelines.job_tasks:fail_main",
-    "sleep": "tests.unit.pipelines.job_tasks:sleep_main",
-}
+REPO = Path(__file__).resolve().parents[3]
+
+# Entry points the tests' specs may call.
+SCRIPTS = {name: f"tests.unit.pipelines.job_tasks:{name}_main"
+           for name in ("append", "fail", "sleep", "echo", "pid", "crash", "exit", "interrupt")}
 
 
 def _resolve(package: str, entry_point: str) -> str | None:
@@ -167,7 +171,7 @@ def test_a_task_past_its_timeout_fails(tmp_path):
 
 
 def test_the_repository_specs_are_valid():
-    conf = Path(__file__).resolve().parents[3] / "conf" / "jobs"
+    conf = REPO / "conf" / "jobs"
     lakehouse = load_job_spec(conf / "lakehouse.yml")
     assert lakehouse.order() == ["produce", "run", "summary"]
     assert lakehouse.task("run").target == "pipelines.tasks:run_main"
@@ -192,3 +196,119 @@ def test_a_misspelt_tasks_key_is_named_not_the_missing_one(tmp_path):
     path.write_text(path.read_text(encoding="utf-8").replace('"tasks":', '"taks":'), encoding="utf-8")
     with pytest.raises(JobSpecError, match=r"unknown key \S*\.taks \(did you mean \S*\.tasks\?\)"):
         load_job_spec(path, resolve=_resolve)
+
+
+def test_tasks_run_in_the_jobs_process(tmp_path):
+    pids = tmp_path / "pids"
+    tasks = [_task("a", entry="pid", params=[str(pids)]),
+             _task("b", entry="pid", params=[str(pids)], depends=("a",))]  # fmt: skip
+    spec = load_job_spec(_write_spec(tmp_path, tasks), resolve=_resolve)
+    assert run_job(spec, spec.parameters, tmp_path / "runs").status == "succeeded"
+    assert pids.read_text().split() == [str(os.getpid())] * 2
+
+
+@pytest.mark.parametrize(("entry", "params", "code", "logged"), [
+    ("crash", ["x"], 1, "RuntimeError: bug ['x']"),  # a bug: its traceback, exit 1
+    ("exit", ["4"], 4, ""),
+    ("exit", ["0"], 0, ""),
+])  # fmt: skip
+def test_a_task_ends_as_its_process_would(tmp_path, entry, params, code, logged):
+    spec = load_job_spec(_write_spec(tmp_path, [_task("t", entry=entry, params=params)]),
+                         resolve=_resolve)  # fmt: skip
+    result = run_job(spec, spec.parameters, tmp_path / "runs").tasks["t"]
+    assert result.exit_code == code
+    assert result.status == ("succeeded" if code == 0 else "failed")
+    log = Path(result.log).read_text()
+    assert log.startswith(f"$ {entry} ") and logged in log
+
+
+def test_the_job_prints_its_last_tasks_result(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("pipelines.job_specs.spec.resolve_entry_point", _resolve)
+    tasks = [_task("first", entry="echo", params=["early", "words"]),
+             _task("last", entry="echo", params=["the", "table"], depends=("first",))]
+    path = _write_spec(tmp_path, tasks)
+    assert main(["job", "run", str(path), "--warehouse", str(tmp_path / "wh")]) == 0
+    out = capsys.readouterr().out
+    assert "last:\nthe table\njob demo run " in out  # stdout only: not the task's stderr
+    assert "early words" not in out and "working" not in out
+    record = next((tmp_path / "wh" / "_jobs" / "demo").glob("*/last.out"))
+    assert record.read_text() == "the table\n"
+
+
+@pytest.mark.parametrize("given", ["compare_groupings", "compare_groupings.yml",
+                                   "conf/jobs/compare_groupings.yml"])  # fmt: skip
+def test_a_projects_spec_is_found_by_name_from_any_folder(tmp_path, capsys, monkeypatch, given):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "compare_groupings").mkdir()  # a folder of that name is not a spec
+    assert main(["job", "validate", given]) == 0
+    assert capsys.readouterr().out.startswith("job compare_groupings: 9 tasks, valid")
+
+
+def test_a_spec_in_the_folder_wins_over_the_projects(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _write_spec(tmp_path, [_task("a")], name="lakehouse")
+    monkeypatch.setattr("pipelines.job_specs.spec.resolve_entry_point", _resolve)
+    assert main(["job", "validate", "lakehouse.yml"]) == 0
+    assert capsys.readouterr().out.startswith("job lakehouse: 1 tasks, valid")
+
+
+def test_an_unknown_spec_names_the_projects(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["job", "run", "compare_grouping"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dkg job: error: cannot read job spec compare_grouping: no such file")
+    assert "compare_groupings, follow_topic, lakehouse" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["compare_groupings", "follow_topic", "lakehouse"])
+def test_every_task_of_the_repository_specs_is_accepted_by_its_command(name):
+    spec = load_job_spec(REPO / "conf" / "jobs" / f"{name}.yml")
+    for task in spec.tasks:
+        resources = task_resources(task.target, spec.arguments(task, spec.parameters, "r"))
+        assert resources is not None, task.key  # None: its command would refuse the arguments
+        kafka, spark = {"dkg-produce": (True, False), "dkg-run": (True, True),
+                        "dkg-sql": (False, True)}[task.entry_point]  # fmt: skip
+        assert (resources.kafka, resources.spark) == (kafka, spark), task.key
+
+
+def test_a_task_that_cannot_share_the_process_runs_in_its_own(tmp_path):
+    # Off the main thread no signal can stop a task in time: one with a timeout
+    # then runs in a process of its own, its output kept all the same.
+    pids = tmp_path / "pids"
+    tasks = [{**_task("own", entry="pid", params=[str(pids)]), "timeout_seconds": 60},
+             _task("echo", entry="echo", params=["done"], depends=("own",))]  # fmt: skip
+    spec = load_job_spec(_write_spec(tmp_path, tasks), resolve=_resolve)
+    runs: list = []
+    worker = threading.Thread(target=lambda: runs.append(run_job(spec, spec.parameters,
+                                                                 tmp_path / "runs")))  # fmt: skip
+    worker.start()
+    worker.join(timeout=120)
+    own, echo = runs[0].tasks["own"], runs[0].tasks["echo"]
+    assert (own.status, own.note, echo.status, echo.note) == ("succeeded", "own process", "succeeded", "")
+    assert int(pids.read_text()) != os.getpid()
+    assert "in a process of its own: its timeout needs the main thread" in Path(own.log).read_text()
+    assert Path(echo.output).read_text() == "done\n"
+
+
+def test_an_interrupted_task_is_recorded_for_resume(tmp_path):
+    spec = load_job_spec(_write_spec(tmp_path, [_task("stop", entry="interrupt", params=[])]),
+                         resolve=_resolve)  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        run_job(spec, spec.parameters, tmp_path / "runs")
+    (record,) = (tmp_path / "runs").glob("*.json")
+    task = json.loads(record.read_text())["tasks"]["stop"]
+    assert (task["status"], task["note"]) == ("failed", "interrupted")
+
+
+def test_a_task_deadline_keeps_an_alarm_set_before_it():
+    # A test runner's own time limit, say: it must still go off after the task.
+    handler = signal.signal(signal.SIGALRM, lambda *_: None)
+    before, _ = signal.setitimer(signal.ITIMER_REAL, 100)
+    try:
+        with deadline(5):
+            pass
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 90 < left <= 100
+    finally:
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, before)
