@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from functools import cached_property
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,7 @@ from core.config.secrets import reveal
 from core.kafka.admin import check_reachable
 from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
-from core.storage import storage_for
+from core.storage import file_in_the_way, storage_for
 from core.warehouse import Warehouse, WarehouseError
 
 if TYPE_CHECKING:
@@ -77,8 +78,10 @@ class Runtime:
             # Asked only to explain a missing root: credentials scoped to a prefix may
             # not be allowed to look at the bucket itself.
             storage.check_bucket()
-            raise WarehouseError(f"no warehouse at {storage.root} (run `dkg run` first, "
-                                 "or --warehouse)")  # fmt: skip
+            blocking = file_in_the_way(Path(storage.root)) if storage.local else None
+            why = (f": {blocking} is a file, not a folder" if blocking
+                   else " (run `dkg run` first, or --warehouse)")  # fmt: skip
+            raise WarehouseError(f"no warehouse at {storage.root}{why}")
         return self.warehouse
 
     @property

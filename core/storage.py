@@ -10,6 +10,8 @@ Spark itself never opens a table path: it has no S3 filesystem here.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import os
 import re
@@ -25,7 +27,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-__all__ = ["LOCAL_FILES", "SCHEMES", "Storage", "StorageError", "storage_for"]
+__all__ = ["LOCAL_FILES", "SCHEMES", "Storage", "StorageError", "file_in_the_way", "probe_folder",
+           "storage_for"]
 
 SCHEMES = ("file", "s3")
 """Warehouse locations this project reads and writes (s3 covers S3-compatible stores)."""
@@ -46,6 +49,67 @@ def _endpoint(options: Mapping[str, str]) -> str | None:
 _TRUE = ("1", "true", "on", "yes", "y")  # what delta-rs (object_store) reads as true
 # pyarrow reports a store's failure as "... AWS Error <CODE> during <Op> operation: <detail>".
 _AWS_ERROR = re.compile(r"AWS Error (\w+) during \w+ operation: ([^;\n]*)")
+_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+_WHERE = "environment or warehouse.storage_options"
+
+
+def _missing_settings(options: Mapping[str, str], connect_failed: bool) -> str:
+    """Advice naming the settings a failing store's ``options`` lack ('' when none is missing).
+
+    Credentials may also come from an AWS profile or an instance role, which
+    this cannot see: the advice says what is not set, not what is wrong.
+    """
+    no_keys = not all(options.get(key) for key in _KEYS)
+    no_endpoint = _endpoint(options) is None
+    if no_keys and no_endpoint:
+        return (f"; {' and '.join(_KEYS)} are not set, nor AWS_ENDPOINT_URL for an S3-compatible "
+                f"server (with AWS_ALLOW_HTTP=true if it is plain http) ({_WHERE})")  # fmt: skip
+    if no_keys:
+        return f"; {' and '.join(_KEYS)} are not set ({_WHERE})"
+    if no_endpoint and connect_failed:
+        return (f"; for an S3-compatible server set AWS_ENDPOINT_URL (with AWS_ALLOW_HTTP=true "
+                f"if it is plain http) ({_WHERE})")  # fmt: skip
+    return ""
+
+
+def file_in_the_way(path: Path) -> Path | None:
+    """The file at ``path`` or at one of its parents, where a folder should be; None if none."""
+    for folder in (path, *path.parents):
+        if folder.is_dir():
+            return None
+        if folder.exists() or folder.is_symlink():
+            return folder
+    return None
+
+
+def probe_folder(path: Path) -> None:
+    """Write and delete a probe file in folder ``path``, leaving nothing behind.
+
+    Folders created for the probe are removed again: a command that fails later
+    (an unreachable Kafka, say) must not leave an empty warehouse behind. They
+    are created again when something is written there.
+
+    Raises:
+        NotADirectoryError: ``path`` or one of its parents is a file (``filename``
+            names which).
+        OSError: the folder cannot be created or written.
+    """
+    blocking = file_in_the_way(path)
+    if blocking is not None:
+        raise NotADirectoryError(errno.ENOTDIR, "a file, not a folder", str(blocking))
+    created: list[Path] = []
+    try:
+        for folder in (*reversed(path.parents), path):
+            if not folder.is_dir():
+                folder.mkdir()
+                created.append(folder)
+        probe = path / f".write-probe-{uuid.uuid4().hex}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    finally:
+        for folder in reversed(created):
+            with contextlib.suppress(OSError):  # another process wrote there meanwhile
+                folder.rmdir()
 
 
 @functools.cache
@@ -122,14 +186,18 @@ class Storage:
         """One line naming the root, ``what`` failed and why, for a store's error ``exc``."""
         text = (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).splitlines()[0]
         match = _AWS_ERROR.search(text)
+        options = _upper(self.options)
+        code = match.group(1) if match else ""
         if match is None:
             reason = text
-        elif match.group(1) == "NETWORK_CONNECTION":
-            reason = f"cannot connect to {_endpoint(_upper(self.options)) or 'S3'}"
-        elif match.group(1) == "NO_SUCH_BUCKET":
+        elif code == "NETWORK_CONNECTION":
+            reason = f"cannot connect to {_endpoint(options) or 'AWS S3'}"
+        elif code == "NO_SUCH_BUCKET":
             reason = f"bucket {self.bucket!r} does not exist"
         else:
-            reason = f"{match.group(1)}: {match.group(2).strip()}"
+            reason = f"{code}: {match.group(2).strip()}"
+        if not self.local:
+            reason += _missing_settings(options, code == "NETWORK_CONNECTION")
         return StorageError(f"warehouse {self.root} {what}: {reason}")
 
     def check_bucket(self) -> None:
@@ -230,14 +298,26 @@ class Storage:
         Raises:
             StorageError: naming the root and what went wrong.
         """
+        if self.local:
+            self._check_local_writable()
+            return
         probe = self.fs_path(self.uri(f".write-probe-{uuid.uuid4().hex}"))
         try:
-            if self.local:
-                Path(probe).parent.mkdir(parents=True, exist_ok=True)
             with self.filesystem.open_output_stream(probe) as stream:
                 stream.write(b"")
             self.filesystem.delete_file(probe)
         except (OSError, pa.ArrowException) as exc:
+            raise self._error(exc, "is not writable") from None
+
+    def _check_local_writable(self) -> None:
+        try:
+            probe_folder(Path(self.root))
+        except NotADirectoryError as exc:
+            if exc.filename == self.root:
+                raise StorageError(f"warehouse {self.root} is a file, not a folder") from None
+            raise StorageError(f"warehouse {self.root} is not writable: {exc.filename} is a file, "
+                               "not a folder") from None  # fmt: skip
+        except OSError as exc:
             raise self._error(exc, "is not writable") from None
 
 
@@ -256,12 +336,21 @@ def _check_http(location: str, options: Mapping[str, str]) -> None:
                            "to allow it")  # fmt: skip
 
 
+def _check_keys(location: str, options: Mapping[str, str]) -> None:
+    # pyarrow refuses one key without the other with a ValueError of its own.
+    given = [key for key in _KEYS if options.get(key)]
+    if len(given) == 1:
+        (missing,) = set(_KEYS) - set(given)
+        raise StorageError(f"warehouse {location}: {given[0]} is set but not {missing} ({_WHERE})")
+
+
 def storage_for(location: str, options: Mapping[str, str]) -> Storage:
     """The storage of a warehouse location: a local path (made absolute) or an object store.
 
     Raises:
         StorageError: a scheme this project does not read and write, an S3 location
-            without a bucket, or a plain-HTTP endpoint that delta-rs would refuse.
+            without a bucket, a plain-HTTP endpoint that delta-rs would refuse, or
+            one of the two access keys without the other.
     """
     scheme = urlparse(location).scheme
     if len(scheme) > 1 and scheme not in SCHEMES:  # one letter: a Windows drive
@@ -271,6 +360,7 @@ def storage_for(location: str, options: Mapping[str, str]) -> Storage:
         if not urlparse(location).netloc:
             raise StorageError(f"warehouse {location}: no bucket (use s3://bucket/prefix)")
         _check_http(location, _upper(options))
+        _check_keys(location, _upper(options))
         return Storage(location.rstrip("/"), dict(options))
     path = urlparse(location).path if scheme == "file" else location
     # Absolute, so Spark executors and delta-rs agree whatever their working directory.

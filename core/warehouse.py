@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
-from core.storage import Storage, StorageError, storage_for
+from core.storage import Storage, StorageError, probe_folder, storage_for
 
 __all__ = ["CATALOG_DIR", "CHECKPOINTS_DIR", "JOBS_DIR", "LAYERS", "Warehouse", "WarehouseError",
            "default_state_dir"]
@@ -73,11 +73,23 @@ def default_state_dir(storage: Storage) -> Path:
     return Path(".dkg", "state", parsed.scheme, parsed.netloc, *filter(None, parsed.path.split("/")))
 
 
+def _check_state_dir(path: Path) -> None:
+    try:
+        probe_folder(path)
+    except NotADirectoryError as exc:
+        raise WarehouseError(f"state folder {path}: {exc.filename} is a file, not a folder") from None
+    except OSError as exc:
+        raise WarehouseError(f"state folder {path} is not writable: {exc.strerror or exc}") from None
+
+
 class Warehouse:
     """A warehouse: its storage and its state folder.
 
-    Construction checks that the root can be written (a probe object), so a bad
-    ``--warehouse`` fails before any query starts.
+    Construction checks that the root and the state folder can be written (a
+    probe object each), so a bad ``--warehouse`` fails before any query starts,
+    and creates nothing: folders appear with the first table, checkpoint or
+    record written, so a command that fails on its other inputs (an
+    unreachable Kafka) leaves no empty warehouse behind.
 
     Args:
         root: a local path or ``s3://bucket/prefix``.
@@ -97,7 +109,9 @@ class Warehouse:
             self.storage.check_writable()
         except StorageError as exc:
             raise WarehouseError(str(exc)) from None
-        self.state_dir = _mkdir(Path(state_dir or default_state_dir(self.storage)).absolute())
+        self.state_dir = Path(state_dir or default_state_dir(self.storage)).absolute()
+        if str(self.state_dir) != self.root:
+            _check_state_dir(self.state_dir)
 
     def __repr__(self) -> str:
         """Where the tables are."""

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from core.config import ConfigError
 from core.logs import configure_logging
+from core.spark.task_errors import hide_reported_failures, task_failure
 
 __all__ = ["CommandLineError", "build_parser", "main"]
 
@@ -113,7 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version",
                         version=f"dkg {metadata.version('dkg-lakehouse')}")  # fmt: skip
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="the log shows results, warnings and errors by default; -v: "
+                        "every step's lines too; -vv: debug logging, Spark's too")  # fmt: skip
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.add_parser(subparsers)
     simulate.add_parser(subparsers)
@@ -136,6 +139,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from core.kafka.admin import BrokerError
     from core.quality import DataQualityError
     from core.spark.session import SparkSetupError
+    from core.spark.task_errors import TaskFailure
     from core.storage import StorageError
     from pipelines.commands.common import UsageError
     from silver.groupings.registry import GroupingConfigError
@@ -143,7 +147,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, UsageError,
             ValidationError, StorageError, BrokerError, DataQualityError, UnknownSourceError,
-            SparkSetupError)  # fmt: skip
+            SparkSetupError, TaskFailure)  # fmt: skip
 
 
 def _describe(exc: BaseException) -> str:
@@ -171,7 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandLineError as exc:
         print(f"{exc.prog}: error: {_one_line(str(exc))} (see {exc.prog} --help)", file=sys.stderr)
         return 2
-    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
+    configure_logging(logging.DEBUG if args.verbose > 1 else logging.INFO,
+                      details=args.verbose > 0)  # fmt: skip
+    hide_reported_failures()  # a failed query is reported once, below
     try:
         return int(args.handler(args))
     except _user_errors() as exc:
@@ -182,6 +188,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"dkg {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # A user error raised where Spark ran the project's code arrives wrapped in
+        # Spark's report (plan, JVM and Python traces): one line of it, the rest at DEBUG.
+        failure = task_failure(exc, _user_errors())
+        if failure is None:
+            raise
+        logger.debug("Spark's report of the failure", exc_info=exc)
+        print(f"dkg {args.command}: error: {_one_line(_describe(failure))}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

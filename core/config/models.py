@@ -166,6 +166,7 @@ class KafkaConfig(_Section):
     consumer: OptionMap = _setting({}, "librdkafka settings for consumers (over `client`)")
     producer: OptionMap = _setting({}, "librdkafka settings for producers (over `client`)")
     admin: OptionMap = _setting({}, "librdkafka settings for admin clients (over `client`)")
+    read_stall_s: float = _setting(60.0, "a read task gives up when its range brings no message for this long (a lost broker, offsets that never come)", gt=0)  # fmt: skip
     topics: TopicConfig = _setting(TopicConfig(), "topics the project creates")
     embedded: EmbeddedBrokerConfig = _setting(EmbeddedBrokerConfig(), "the embedded broker")
 

@@ -48,6 +48,7 @@ class KafkaClient:
         topic_config: its topic settings.
         embedded_run_dir: the embedded broker's run folder when this is that broker
             (writers then wait until it saved their messages); None for a user's Kafka.
+        read_stall_s: how long a read task waits for its range's next message.
     """
 
     bootstrap: str
@@ -59,6 +60,7 @@ class KafkaClient:
     topic_replication: int | None = None
     topic_config: dict[str, str] = field(default_factory=dict)
     embedded_run_dir: str | None = None
+    read_stall_s: float = 60.0
 
     @classmethod
     def from_config(cls, config: KafkaConfig, bootstrap: str,
@@ -68,7 +70,7 @@ class KafkaClient:
         return cls(bootstrap, common, reveal(config.consumer), reveal(config.producer),
                    reveal(config.admin), config.topics.partitions,
                    config.topics.replication_factor, reveal(config.topics.config),
-                   embedded_run_dir)  # fmt: skip
+                   embedded_run_dir, config.read_stall_s)  # fmt: skip
 
     def __repr__(self) -> str:
         """Only where the clients connect: settings may hold secrets."""

@@ -37,6 +37,7 @@ import numpy as np
 
 from core.kafka.admin import BrokerError, check_reachable
 from core.kafka.client import KafkaClient
+from core.kafka.records import check_timestamps
 
 __all__ = ["ChunkPlan", "SampledChunk", "TopicSample", "plan_chunks", "read_order", "sample_topic"]
 
@@ -260,6 +261,7 @@ def _read_chunk(client: KafkaClient, topic: str, plan: ChunkPlan,
                           f"{exc}") from None  # fmt: skip
     finally:
         consumer.close()
+    check_timestamps(topic, plan.partition, offsets, stamps)  # before pandas reads them
     chunk = SampledChunk(plan, np.asarray(offsets, np.int64), np.asarray(stamps, np.int64), values)
     return chunk, finished
 

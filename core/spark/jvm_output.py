@@ -22,7 +22,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import IO
 
-__all__ = ["NOISE", "JvmStartError", "JvmStderrFilter", "launch_quiet_gateway", "start_failure"]
+__all__ = ["NOISE", "REPORTED", "JvmStartError", "JvmStderrFilter", "launch_quiet_gateway",
+           "start_failure"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +36,19 @@ NOISE = re.compile(
 )
 """Lines that never help a user: banners, and errors Spark logs when a query stops."""
 
-# A stack trace's lines, or an exception's first line, continue the record above.
-_CONTINUATION = re.compile(r"^(\s|Caused by:|Suppressed:|\.\.\.|[\w$.]+(Exception|Error)\b)")
+REPORTED = re.compile(
+    r" ERROR (Executor: Exception in task |TaskSetManager: .*failed \d+ times?; aborting job"
+    r"|TaskContextImpl: Error in Task\w*Listener|\w*MicroBatchExecution: Query .* terminated with)"
+)
+"""Records of a failed task or streaming query: the query's exception carries the same error
+to the driver, which reports it (``core.spark.task_errors``); ``dkg -vv`` shows them."""
+
+# A stack trace's lines, an exception's first line, or a Python traceback quoted in
+# one (a task's error, returned by a Python worker, ends with "module.Class: message")
+# continue the record above.
+_CONTINUATION = re.compile(r"^(\s|Caused by:|Suppressed:|\.\.\.|[\w$.]+(Exception|Error)\b"
+                           r"|[\w$]+(\.[\w$]+)+: |Traceback \(most recent call last\):"
+                           r"|During handling of the above exception|The above exception was)")
 
 
 class JvmStderrFilter:
@@ -51,7 +63,7 @@ class JvmStderrFilter:
         if _CONTINUATION.match(line):
             self._dropping = self._dropping or bool(NOISE.search(line))
             return not self._dropping
-        self._dropping = bool(NOISE.search(line))
+        self._dropping = bool(NOISE.search(line) or REPORTED.search(line))
         return not self._dropping
 
 

@@ -162,3 +162,30 @@ def test_unreachable_storage_is_one_line(argv, settings, expected, s3_options, s
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [expected.format(**names)]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_no_storage_settings_at_all_names_the_variables(tmp_path):
+    # As a new user types it: no AWS_* variable, so AWS itself is asked (unreachable
+    # here, refusing elsewhere); either way the line names what is not set.
+    done = _dkg(tmp_path, {}, "run", "--warehouse", "s3://dkg-tests-no-credentials/prefix")
+    assert done.returncode == 2, done.stderr[-3000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("dkg run: error: warehouse s3://dkg-tests-no-credentials/prefix is "
+                           "not writable: "), line  # fmt: skip
+    assert ("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, nor AWS_ENDPOINT_URL for an "
+            "S3-compatible server (with AWS_ALLOW_HTTP=true if it is plain http) (environment or "
+            "warehouse.storage_options)") in line, line  # fmt: skip
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("given", "missing"), [
+    ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+    ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID"),
+])  # fmt: skip
+def test_one_key_without_the_other_is_one_line(given, missing, s3_options, s3_bucket, tmp_path):
+    settings = {k: v for k, v in s3_options.items() if k != missing}
+    done = _dkg(tmp_path, settings, "run", "--warehouse", f"s3://{s3_bucket}/half")
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.splitlines() == [
+        f"dkg run: error: warehouse s3://{s3_bucket}/half: {given} is set but not {missing} "
+        "(environment or warehouse.storage_options)"]

@@ -131,6 +131,7 @@ def test_unreachable_broker(capsys, tmp_path, command, servers, names):
     if command[0] == "run":
         argv += ["--warehouse", str(tmp_path / "wh")]
     _one_line_error(capsys, argv, *names)
+    assert list(tmp_path.iterdir()) == []  # the warehouse was checked, not created
 
 
 def _unwritable(tmp_path, kind: str) -> str:
@@ -151,6 +152,8 @@ def test_unwritable_or_missing_warehouse(capsys, tmp_path, kind, command):
     path = _unwritable(tmp_path, kind)
     err = _one_line_error(capsys, [*command, "--warehouse", path])
     assert path in err or "no warehouse" in err
+    if kind != "read-only folder":  # what is wrong, not the OS's "File exists"
+        assert f"{tmp_path / 'plain-file'} is a file, not a folder" in err, err
 
 
 def test_verbose_keeps_the_traceback_for_debugging(capsys):
@@ -181,7 +184,9 @@ AS_A_USER: dict[str, tuple[list[str], list[str]]] = {
     "read-only warehouse": (["run", "--messages", "10", "--warehouse", "/sys/dkg-warehouse"],
                             ["/sys/dkg-warehouse", "not writable"]),
     "warehouse under a file": (["sql", "SELECT 1", "--warehouse", "plain-file/wh"],
-                               ["plain-file/wh"]),
+                               ["no warehouse at", "plain-file/wh: ", "plain-file is a file, not a folder"]),
+    "warehouse is a file": (["run", "--messages", "10", "--warehouse", "plain-file"],
+                            ["plain-file is a file, not a folder"]),
     "unreadable query file": (["sql", "--file", "none.sql"], ["cannot read", "none.sql"]),
     "join option": (["join", "--topics", "only-one"], ["--topics takes LEFT,RIGHT"]),
     "bad csv line": (["simulate", "--input", "bad.csv"], ["line 2"]),
@@ -215,10 +220,9 @@ def test_seen_as_a_user(seen, case):
 
 def test_seen_as_a_user_left_nothing_behind(seen):
     # No case got as far as writing a table (./lakehouse is the default warehouse);
-    # run checks its warehouse is writable before the broker, which leaves wh/ empty.
-    assert not (seen[0] / "lakehouse").exists()
-    assert {p.name for p in seen[0].iterdir()} <= {"bad.csv", "bad.yaml", "plain-file", "wh"}
-    assert not (seen[0] / "wh").exists() or not list((seen[0] / "wh").iterdir())
+    # run checks its warehouse is writable before the broker, and creates nothing:
+    # the closed broker port leaves no empty wh/ behind.
+    assert {p.name for p in seen[0].iterdir()} == {"bad.csv", "bad.yaml", "plain-file"}
 
 
 def test_verbose_shows_the_traceback_to_a_user(tmp_path):
