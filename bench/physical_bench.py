@@ -13,7 +13,13 @@ the pipeline once per grouping, in micro-batches of ``--max-offsets`` messages
 - end-to-end latency of the drain: a message's latency is the end of the
   micro-batch that committed it minus the drain's start (every message is in
   the topic when the drain starts: a backlog, the load at which a hot worker
-  hurts most).
+  hurts most);
+- with ``--rate R``, end-to-end latency live: a producer writes ``--live-messages``
+  at R messages/s while the pipeline runs continuously, and a message's latency
+  is the end of the first gold refresh that holds it minus the time it was sent
+  (:func:`bench.pipeline_bench.live`), once per grouping. At a rate between the
+  two groupings' capacities, KEY's hot worker falls behind and its latency grows
+  for as long as the producer writes; DYNAMIC_KEY's stays flat.
 
 Each grouping first drains a small topic once, unmeasured: the session's first
 queries pay for starting Python workers and compiling routing loops (seconds).
@@ -46,6 +52,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from bench.console import configure_logging, publish
+from bench.pipeline_bench import live
 from bench.standalone import StandaloneCluster
 from bronze.datasets.base import DatasetSpec
 from bronze.datasets.registry import make_dataset
@@ -122,6 +129,23 @@ def _table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _live(spark: Any, kafka: KafkaClient, broker_pid: int, grouping: str, args: argparse.Namespace,
+          root: Path, trigger_s: float) -> dict[str, Any]:  # fmt: skip
+    """Produce at ``--rate`` while the pipeline runs continuously in physical mode."""
+    run = RunConfig(workers=args.workers, process_ms=args.process_ms, work="cpu",
+                    bronze_max_offsets_per_trigger=args.max_offsets)  # fmt: skip
+    live_args = argparse.Namespace(rate=args.rate, partitions=args.partitions,
+                                   messages=args.live_messages, max_offsets=args.max_offsets,
+                                   workers=args.workers, grouping=grouping, cold=False,
+                                   trigger=trigger_s, gold_every=2.0)  # fmt: skip
+    name = f"live-{grouping.lower()}"
+    result = live(spark, kafka, broker_pid, Warehouse(root / name), live_args, topic=name,
+                  dataset=args.dataset, run=run)  # fmt: skip
+    return {"grouping": grouping, "latency_ms": result["latency_ms"],
+            "sustained_msg_per_s": result["sustained_msg_per_s"],
+            "gold_msg_per_s_while_producing": result["gold_msg_per_s_while_producing"]}  # fmt: skip
+
+
 def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The round whose batches' sum is the median (the lower of two)."""
     ordered = sorted(runs, key=lambda r: r["batch_s"]["sum"])
@@ -144,10 +168,14 @@ def _compare(args: argparse.Namespace, master: str, root: Path, settings: Any) -
             for grouping in groupings if number % 2 == 0 else groupings[::-1]:
                 runs[grouping].append(physical_run(spark, kafka, "physical", grouping, produced,
                                                    args, root / f"{grouping.lower()}-{number}"))  # fmt: skip
+        live_runs = [_live(spark, kafka, broker.status().pid or 0, g, args, root,
+                           settings.run.trigger_interval_s)
+                     for g in (groupings if args.rate else ())]  # fmt: skip
         spark.stop()
-    results = [_median_run(runs[g]) for g in groupings]
+    results = [_median_run(runs[g]) for g in groupings if runs[g]]  # --rounds 0: live only
     summary: dict[str, Any] = {"master": master, "messages": produced, "process_ms": args.process_ms,
-                               "workers": args.workers, "rounds": args.rounds, "runs": results}  # fmt: skip
+                               "workers": args.workers, "rounds": args.rounds, "runs": results,
+                               "live": live_runs}  # fmt: skip
     by_name = {r["grouping"]: r for r in results}
     if {"KEY", "DYNAMIC_KEY"} <= by_name.keys():
         key, dkg = by_name["KEY"], by_name["DYNAMIC_KEY"]
@@ -165,6 +193,12 @@ def _compare(args: argparse.Namespace, master: str, root: Path, settings: Any) -
         print(f"KEY / DYNAMIC_KEY: micro-batches {ratio['batches_sum']}x (median batch "
               f"{ratio['batch_p50']}x), drain p99 latency {ratio['drain_latency_p99']}x; "
               f"ideal {ratio['ideal']}x")  # fmt: skip
+    for run in live_runs:
+        latency = run["latency_ms"]
+        print(f"live at {args.rate:,} msg/s, {run['grouping']}: produce -> gold p50 "
+              f"{latency['p50'] / 1000:.1f} s, p99 {latency['p99'] / 1000:.1f} s (first quarter "
+              f"p99 {latency['first_quarter']['p99'] / 1000:.1f} s, last quarter "
+              f"{latency['last_quarter']['p99'] / 1000:.1f} s)")  # fmt: skip
     return summary
 
 
@@ -180,7 +214,12 @@ def main() -> None:
     parser.add_argument("--max-offsets", type=int, default=100_000,
                         help="Kafka messages per micro-batch: the same batches for every grouping")  # fmt: skip
     parser.add_argument("--groupings", default="KEY,DYNAMIC_KEY")
-    parser.add_argument("--rounds", type=int, default=2, help="runs of each grouping, in turns")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="drains of each grouping, in turns (0: only the live runs)")  # fmt: skip
+    parser.add_argument("--rate", type=int, default=0,
+                        help="also run each grouping live, the producer writing this many msg/s")  # fmt: skip
+    parser.add_argument("--live-messages", type=int, default=280_000,
+                        help="messages the live producer writes")  # fmt: skip
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--master", default="local[2]", help="local[N] or spark://HOST:PORT")
     where.add_argument("--cluster", action="store_true",

@@ -85,9 +85,10 @@ def _consume_baseline(kafka: KafkaClient, topic: str, total: int) -> float:
     return total / (time.monotonic() - started)
 
 
-def _spec(run_id: str, workers: int, splitters: int, grouping: str) -> RunPlan:
-    return RunPlan(run_id=run_id, source_type="ZIPF", grouping=grouping,
-                   splitters=splitters, run=RunConfig(workers=workers))  # fmt: skip
+def _spec(run_id: str, workers: int, splitters: int, grouping: str, dataset: str = "ZIPF",
+          run: RunConfig | None = None) -> RunPlan:  # fmt: skip
+    return RunPlan(run_id=run_id, source_type=dataset, grouping=grouping,
+                   splitters=splitters, run=run or RunConfig(workers=workers))  # fmt: skip
 
 
 def _profile(times: StageTimes) -> dict[str, Any]:
@@ -212,13 +213,13 @@ def _gold_rate(reached: list[tuple[dict[int, int], float]], produced_until_s: fl
 
 
 def _produce_live(kafka: KafkaClient, topic: str, partitions: int, messages: int, start_ms: int,
-                  speed: float, ready: Any, go: Any) -> None:
+                  speed: float, ready: Any, go: Any, dataset: str) -> None:
     """The live producer, in a process of its own: renders every message, then sends on ``go``.
 
     The messages come from outside in a real deployment; rendering or sending them
     in the driver would count their CPU as the pipeline's.
     """
-    spec = DatasetSpec(name="ZIPF", messages=messages, start_ms=start_ms)
+    spec = DatasetSpec(name=dataset, messages=messages, start_ms=start_ms)
     batches = list(make_dataset(spec).messages(batch_size=10_000))
 
     class _Rendered:
@@ -245,19 +246,21 @@ def _send_once_running(spark: Any, go: Any, sent_from: list[float], queries: int
 
 
 def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
-         args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
-    """Produce at a fixed rate while every stage runs continuously; latency per message."""
-    topic, run_id = "bench-live", "bench-live"
+         args: argparse.Namespace, topic: str = "bench-live", dataset: str = "ZIPF",
+         run: RunConfig | None = None) -> dict[str, Any]:  # fmt: skip
+    """Produce ``dataset`` into ``topic`` (also the run id) at a fixed rate while every stage
+    runs continuously with ``run`` (default: W workers, the model only); latency per message."""
+    run_id = topic
     start_ms = time.time_ns() // 1_000_000
-    speed = args.rate / DatasetSpec(name="ZIPF", messages=1).rate  # event time vs the wall clock
+    speed = args.rate / DatasetSpec(name=dataset, messages=1).rate  # event time vs the wall clock
     spawn = multiprocessing.get_context("spawn")
     ready, go = spawn.Event(), spawn.Event()
     producer = spawn.Process(target=_produce_live, daemon=True, args=(
-        kafka, topic, args.partitions, args.messages, start_ms, speed, ready, go))  # fmt: skip
+        kafka, topic, args.partitions, args.messages, start_ms, speed, ready, go, dataset))  # fmt: skip
     producer.start()
     ready.wait()
     source, backend = KafkaTopic(kafka, topic, "earliest", args.max_offsets), DeltaRsBackend()
-    spec = _spec(run_id, args.workers, args.partitions, args.grouping)
+    spec = _spec(run_id, args.workers, args.partitions, args.grouping, dataset, run)
     sent_from: list[float] = []  # when the producer was let go
     if args.cold:  # the producer first: the queries' start-up counts in the latencies
         sent_from.append(time.time())
