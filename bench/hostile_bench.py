@@ -42,6 +42,7 @@ from core.kafka.client import KafkaClient
 from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
+from pipelines.pipeline_runtime import WORKER_DAEMON
 
 __all__ = ["expected_key_counts", "main", "quarantine_reasons"]
 
@@ -114,7 +115,7 @@ def main() -> None:
     rounds: list[dict[str, Any]] = []
     with LocalBroker(root / "kafka") as broker:
         kafka = KafkaClient.from_config(load_settings(env={}).settings.kafka, broker.start())
-        spark = build_spark(app_name="dkg-hostile-bench", master="local[2]")
+        spark = build_spark(python_daemon=WORKER_DAEMON, app_name="dkg-hostile-bench", master="local[2]")
         broker_pid = broker.status().pid
         # The first drain of a session also starts Python workers and warms the JVM: not timed.
         spec = DatasetSpec(name="ZIPF", messages=args.warmup_messages)

@@ -32,6 +32,7 @@ from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.join_pipeline import JoinRequest, ensure_phase, ground_truth_check, run_join
+from pipelines.pipeline_runtime import WORKER_DAEMON
 from silver.join.engine import JoinParams
 
 logger = logging.getLogger("bench.join_pipeline")
@@ -76,7 +77,7 @@ def _measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as producer:
             produced = producer.submit(_produce, request).result()
         settled = wait_until_idle(broker_pid)
-        spark = build_spark(app_name="dkg-join-bench", master="local[2]")
+        spark = build_spark(python_daemon=WORKER_DAEMON, app_name="dkg-join-bench", master="local[2]")
         processes = ProcessSampler(named={broker_pid: "broker"})
         processes.start()
         warehouse, backend = Warehouse(root / "lake"), DeltaRsBackend()

@@ -66,6 +66,7 @@ from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.medallion import run_finite
+from pipelines.pipeline_runtime import WORKER_DAEMON
 from pipelines.planning import queue_speed
 
 logger = logging.getLogger("bench.physical")
@@ -161,7 +162,7 @@ def _compare(args: argparse.Namespace, master: str, root: Path, settings: Any) -
         produced = produce(make_dataset(spec), kafka, "physical", args.partitions)
         warm = produce(make_dataset(spec.model_copy(update={"messages": 20_000})), kafka, "warm-up",
                        args.partitions)  # fmt: skip
-        spark = build_spark(app_name="dkg-physical", master=master)
+        spark = build_spark(python_daemon=WORKER_DAEMON, app_name="dkg-physical", master=master)
         for grouping in groupings:
             physical_run(spark, kafka, "warm-up", grouping, warm, args, root / f"warm-{grouping.lower()}")
         for number in range(args.rounds):  # ABBA...: each grouping first as often as last

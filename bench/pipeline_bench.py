@@ -54,11 +54,12 @@ from core.profiling import phase_totals
 from core.run_plan import RunPlan
 from core.spark.python_workers import start_python_workers
 from core.spark.session import build_spark
-from core.spark.stages import RunContext
+from core.stages import RunContext
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
 from pipelines.medallion import StageTimes, run_finite, stages
+from pipelines.pipeline_runtime import WORKER_DAEMON
 
 logger = logging.getLogger("bench.pipeline")
 
@@ -346,7 +347,7 @@ def main() -> None:
     with LocalBroker(root / "kafka") as broker:
         # The embedded broker with the local profile's client settings, as `dkg run` has them.
         kafka = KafkaClient.from_config(settings.kafka, broker.start())
-        spark = build_spark(app_name="dkg-bench", master="local[2]")
+        spark = build_spark(python_daemon=WORKER_DAEMON, app_name="dkg-bench", master="local[2]")
         # Timed systems all find Python workers up: the Spark peer, timed after the
         # drain in this session, would otherwise skip the start the drain paid.
         start_python_workers(spark)

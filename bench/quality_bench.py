@@ -47,6 +47,7 @@ from core.tables import DeltaRsBackend
 from core.warehouse import LAYERS, Warehouse
 from pipelines.checks import layer_checks, quality_gate
 from pipelines.medallion import run_finite
+from pipelines.pipeline_runtime import WORKER_DAEMON
 
 logger = logging.getLogger("bench.quality")
 
@@ -94,7 +95,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     with LocalBroker(root / "kafka") as broker:
         # The embedded broker with the local profile's client settings, as `dkg run` has them.
         kafka = KafkaClient.from_config(load_settings(env={}).settings.kafka, broker.start())
-        spark = build_spark(app_name="dkg-quality-bench", master="local[2]")
+        spark = build_spark(python_daemon=WORKER_DAEMON, app_name="dkg-quality-bench", master="local[2]")
         broker_pid = broker.status().pid
         topic = "bench-quality"
         spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)

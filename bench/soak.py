@@ -52,6 +52,7 @@ from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
 from pipelines.join_pipeline import JoinRequest, start_join
+from pipelines.pipeline_runtime import WORKER_DAEMON
 from silver.join.engine import JoinParams
 
 __all__ = ["main"]
@@ -123,7 +124,7 @@ def main() -> None:
         for topic in topics:
             ensure_topic(kafka, topic, _PARTITIONS)
         options = f"{LOCAL_JVM_OPTIONS} {args.jvm_options}".strip()
-        spark = build_spark(app_name=f"dkg-soak-{args.pipeline}", master="local[2]",
+        spark = build_spark(python_daemon=WORKER_DAEMON, app_name=f"dkg-soak-{args.pipeline}", master="local[2]",
                             extra_conf={"spark.driver.extraJavaOptions": options})  # fmt: skip
         spawn = multiprocessing.get_context("spawn")
         target = produce_zipf if args.pipeline == "grouping" else produce_join

@@ -27,7 +27,7 @@ from bronze.schemas import RAW_EVENTS_ARROW
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaRange, read_range
 from core.storage import Storage
-from core.tables.delta_rs import DataFile
+from core.tables.base import DataFile
 
 __all__ = ["LANDING_TARGET", "bronze_batches", "write_landed"]
 

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from bronze.stream import can_land, raw_events
+from bronze.stream import raw_events
 from core.kafka.source import KafkaTopic
-from core.spark.stages import RunContext, Stage, StageDef
+from core.stages import RunContext, Stage, StageDef
 from core.tables.sink import foreach_batch_writer
 
-__all__ = ["BRONZE", "landing_topic"]
-
-
-def landing_topic(run: RunContext) -> KafkaTopic | None:
-    """The topic whose ranges the reading tasks land in bronze themselves, if they can.
-
-    They can with a Kafka topic and the delta-rs backend: silver's query then
-    reads the topic, and bronze has no query of its own (:mod:`bronze.landing`).
-    """
-    return run.source if isinstance(run.source, KafkaTopic) and can_land(run.backend) else None
+__all__ = ["BRONZE"]
 
 
 def _build(run: RunContext) -> Stage:
@@ -29,4 +20,4 @@ def _build(run: RunContext) -> Stage:
 
 BRONZE = StageDef("bronze", ("bronze", "raw_events"), _build)
 """Lands every message as received, tagged with the run (as rows, through the driver or
-delta-spark; see :func:`landing_topic` for the tasks' own landing)."""
+delta-spark; see :attr:`~core.stages.RunContext.landed_topic` for the tasks' own landing)."""

@@ -7,18 +7,12 @@ land it straight to Parquet instead (see :mod:`bronze.landing`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeGuard
-
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from bronze.schemas import RAW_EVENTS_COLUMNS
-from core.tables.delta_rs import DeltaRsBackend
 
-if TYPE_CHECKING:
-    from core.tables.base import TableBackend
-
-__all__ = ["can_land", "raw_events"]
+__all__ = ["raw_events"]
 
 
 def raw_events(kafka_rows: DataFrame, run_id: str) -> DataFrame:
@@ -27,8 +21,3 @@ def raw_events(kafka_rows: DataFrame, run_id: str) -> DataFrame:
     Payloads are kept byte-exact; nothing is parsed here, so nothing is lost.
     """
     return kafka_rows.withColumn("run_id", F.lit(run_id)).select(*RAW_EVENTS_COLUMNS)
-
-
-def can_land(backend: TableBackend) -> TypeGuard[DeltaRsBackend]:
-    """Whether Kafka ranges can be landed as files: with delta-rs, which commits them."""
-    return isinstance(backend, DeltaRsBackend)

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.errors import DkgError
 from core.tables.base import TableBackend
 from core.tables.catalog import read_delta
 from core.warehouse import Warehouse
@@ -50,7 +51,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class DataQualityError(ValueError):
+class DataQualityError(DkgError, ValueError):
     """An expectation failed; the message names the suite, expectation and column."""
 
 

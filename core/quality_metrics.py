@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from core.errors import DkgError
+
 if TYPE_CHECKING:
     from great_expectations import ExpectationSuite
     from great_expectations.core import (
@@ -41,7 +43,7 @@ _NONE_SUFFIXES = ("unexpected_index_list", "unexpected_index_query")
 """Row indexes: a Spark frame has none (GX's Spark engine returns none either)."""
 
 
-class UnsupportedExpectation(ValueError):
+class UnsupportedExpectation(DkgError, ValueError):
     """A suite holds an expectation whose metrics are not computed here."""
 
 

@@ -46,11 +46,15 @@ class Runtime:
     Args:
         loaded: the settings with their origins.
         app_name: the Spark application's name.
+        python_daemon: the module Spark's Python workers fork from (see
+            :func:`~core.spark.session.build_spark`).
     """
 
-    def __init__(self, loaded: LoadedSettings, app_name: str = "dkg") -> None:
+    def __init__(self, loaded: LoadedSettings, app_name: str = "dkg",
+                 python_daemon: str | None = None) -> None:  # fmt: skip
         self.loaded = loaded
         self.app_name = app_name
+        self.python_daemon = python_daemon
         self._started_broker: LocalBroker | None = None
         self._spark: SparkSession | None = None
 
@@ -118,7 +122,8 @@ class Runtime:
             self._spark = build_spark(app_name=self.app_name, master=config.master,
                                       driver_memory=config.driver_memory,
                                       shuffle_partitions=config.shuffle_partitions,
-                                      extra_conf=reveal(config.conf))  # fmt: skip
+                                      extra_conf=reveal(config.conf),
+                                      python_daemon=self.python_daemon)  # fmt: skip
         return self._spark
 
     @cached_property

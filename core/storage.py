@@ -27,6 +27,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from core.errors import DkgError
+
 __all__ = ["LOCAL_FILES", "SCHEMES", "Storage", "StorageError", "file_in_the_way", "probe_folder",
            "storage_for"]
 
@@ -34,7 +36,7 @@ SCHEMES = ("file", "s3")
 """Warehouse locations this project reads and writes (s3 covers S3-compatible stores)."""
 
 
-class StorageError(OSError):
+class StorageError(DkgError, OSError):
     """The warehouse location is unsupported, unreachable or not writable."""
 
 

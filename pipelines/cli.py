@@ -11,18 +11,16 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any, NoReturn
 
-from pydantic import ValidationError
-
-from core.config import ConfigError
+from core.errors import USER_ERRORS, DkgError, describe
 from core.logs import configure_logging
 from core.spark.task_errors import hide_reported_failures, task_failure
 
-__all__ = ["CommandLineError", "build_parser", "main"]
+__all__ = ["CommandLineError", "Parser", "build_parser", "main"]
 
 logger = logging.getLogger(__name__)
 
 
-class CommandLineError(Exception):
+class CommandLineError(DkgError):
     """The command line itself is wrong (unknown option, bad value, missing argument)."""
 
     def __init__(self, prog: str, message: str) -> None:
@@ -74,7 +72,7 @@ class _HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: {shown})"
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse, but a mistake raises instead of printing usage and exiting.
 
     ``main`` then prints one line naming the problem (exit code 2) and tests can
@@ -108,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         sql,
     )
 
-    parser = _Parser(
+    parser = Parser(
         prog="dkg",
         description="Skew-aware stream groupings (Dynamic Key Grouping and friends).",
     )
@@ -133,31 +131,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _user_errors() -> tuple[type[BaseException], ...]:
-    from bronze.datasets.csv_input import CsvInputError
-    from bronze.datasets.registry import UnknownDatasetError
-    from core.kafka.admin import BrokerError
-    from core.quality import DataQualityError
-    from core.spark.session import SparkSetupError
-    from core.spark.task_errors import TaskFailure
-    from core.storage import StorageError
-    from pipelines.commands.common import UsageError
-    from silver.groupings.registry import GroupingConfigError
-    from silver.parsers.registry import UnknownSourceError
-
-    return (ConfigError, GroupingConfigError, UnknownDatasetError, CsvInputError, UsageError,
-            ValidationError, StorageError, BrokerError, DataQualityError, UnknownSourceError,
-            SparkSetupError, TaskFailure)  # fmt: skip
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-    return str(exc)
-
-
 # Characters str.splitlines() breaks at; a name from a user's file may hold any of them.
 _LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 
@@ -180,10 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     hide_reported_failures()  # a failed query is reported once, below
     try:
         return int(args.handler(args))
-    except _user_errors() as exc:
+    except USER_ERRORS as exc:
         if args.verbose:
             logger.exception("failed")
-        print(f"dkg {args.command}: error: {_one_line(_describe(exc))}", file=sys.stderr)
+        print(f"dkg {args.command}: error: {_one_line(describe(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"dkg {args.command}: interrupted", file=sys.stderr)
@@ -191,11 +164,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         # A user error raised where Spark ran the project's code arrives wrapped in
         # Spark's report (plan, JVM and Python traces): one line of it, the rest at DEBUG.
-        failure = task_failure(exc, _user_errors())
+        failure = task_failure(exc)
         if failure is None:
             raise
         logger.debug("Spark's report of the failure", exc_info=exc)
-        print(f"dkg {args.command}: error: {_one_line(_describe(failure))}", file=sys.stderr)
+        print(f"dkg {args.command}: error: {_one_line(describe(failure))}", file=sys.stderr)
         return 2
 
 

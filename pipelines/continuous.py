@@ -21,12 +21,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from core.run_plan import RunPlan
+from core.spark.foreach_batch import BatchWriter
 from core.spark.python_workers import start_python_workers
-from core.spark.stages import RunContext, Stage, start_query
+from core.stages import RunContext, Stage, start_query
 from core.storage import Storage
 from core.tables.base import TableBackend
 from core.tables.delta_log import newest_version
-from core.tables.sink import BatchWriter
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
 from pipelines.medallion import Source, StageTimes, stages

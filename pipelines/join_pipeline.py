@@ -33,9 +33,8 @@ from core.kafka.source import KafkaTopic
 from core.logs import RESULT, figure, figures
 from core.spark.input_rows import input_rows
 from core.spark.python_workers import start_python_workers
-from core.spark.stages import Stage, start_query
+from core.stages import Stage, start_query
 from core.tables.base import TableBackend
-from core.tables.delta_rs import DeltaRsBackend
 from core.tables.task_files import TaskLanding
 from core.warehouse import Warehouse
 from gold.join_stats import refresh_join_gold
@@ -166,7 +165,7 @@ def start_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
     topics = tuple(KafkaTopic(request.client, t, "earliest", cap) for t in request.topics)
     tables = {name: warehouse.table_uri("silver", name) for name in JOIN_TABLES}
     land = (TaskLanding(warehouse.storage, tables, run_id)
-            if isinstance(backend, DeltaRsBackend) else None)  # fmt: skip
+            if backend.commits_task_files else None)  # fmt: skip
     rows = join_stream(spark, topics, request.params, request.shards, run_id, land)  # type: ignore[arg-type]
     writer = join_batch_writer(backend, tables, run_id)
     # Started as the grouping's stages are: a checkpoint a kill left without its first

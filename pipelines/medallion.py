@@ -21,14 +21,14 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from bronze.stage import BRONZE, landing_topic
+from bronze.stage import BRONZE
 from core.kafka.source import KafkaTopic
 from core.logs import figures
 from core.profiling import phase_totals
 from core.run_plan import RunPlan
 from core.spark.input_rows import input_rows
 from core.spark.python_workers import start_python_workers
-from core.spark.stages import RunContext, Stage, StageDef, start_query
+from core.stages import RunContext, Stage, StageDef, start_query
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from gold.refresh import refresh_gold
@@ -45,7 +45,7 @@ _LAYERS = ("bronze", "silver")
 
 def stages(run: RunContext) -> tuple[StageDef, ...]:
     """The run's streaming queries in data-flow order; each reads the previous one's output."""
-    return (SILVER,) if landing_topic(run) is not None else (BRONZE, SILVER)
+    return (SILVER,) if run.landed_topic is not None else (BRONZE, SILVER)
 
 
 Source = DataFrame | KafkaTopic

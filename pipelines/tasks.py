@@ -41,11 +41,11 @@ def sql_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _produce_parser() -> argparse.ArgumentParser:
-    from pipelines.cli import _Parser
+    from pipelines.cli import Parser
     from pipelines.commands.common import add_config_options, positive_int, speed_factor, topic_name
     from pipelines.commands.simulate import add_dataset_options
 
-    parser = _Parser(
+    parser = Parser(
         prog="dkg-produce", description="Make sure a Kafka topic holds a dataset (produce it once).",
     )  # fmt: skip
     add_dataset_options(parser)
@@ -61,16 +61,16 @@ def _produce_parser() -> argparse.ArgumentParser:
 
 def _produce(args: argparse.Namespace) -> int:
     from bronze.datasets.registry import make_dataset
-    from core.runtime import Runtime
     from pipelines.commands.common import load_from_args
     from pipelines.commands.produce import PRODUCE_OPTIONS
     from pipelines.commands.simulate import dataset_spec
     from pipelines.grouping_runs import ensure_topic_has
+    from pipelines.pipeline_runtime import open_runtime
 
     loaded = load_from_args(args, PRODUCE_OPTIONS)
     spec = dataset_spec(loaded.settings)
     dataset = make_dataset(spec)  # an unknown dataset fails here, before a broker starts
-    with Runtime(loaded) as runtime:
+    with open_runtime(loaded) as runtime:
         present = ensure_topic_has(runtime.kafka, args.topic, dataset, spec.messages, args.speed)
     print(f"topic {args.topic} holds {present:,} {spec.name} messages")
     return 0
@@ -80,8 +80,9 @@ def produce_main(argv: Sequence[str] | None = None) -> int:
     """``dkg-produce``: fill a topic with a dataset unless it already holds it."""
     import logging
 
+    from core.errors import USER_ERRORS, describe
     from core.logs import configure_logging
-    from pipelines.cli import CommandLineError, _describe, _user_errors
+    from pipelines.cli import CommandLineError
 
     try:
         args = _produce_parser().parse_args(_argv(argv))
@@ -91,8 +92,8 @@ def produce_main(argv: Sequence[str] | None = None) -> int:
     configure_logging(logging.DEBUG if args.verbose else logging.INFO)
     try:
         return _produce(args)
-    except _user_errors() as exc:
-        print(f"dkg-produce: error: {_describe(exc)}", file=sys.stderr)
+    except USER_ERRORS as exc:
+        print(f"dkg-produce: error: {describe(exc)}", file=sys.stderr)
         return 2
 
 
@@ -136,7 +137,7 @@ def task_resources(target: str, argv: Sequence[str]) -> TaskResources | None:
     None for a script or subcommand not known here, and for arguments the task
     will refuse (it then says why itself).
     """
-    from pipelines.cli import CommandLineError, _user_errors
+    from core.errors import USER_ERRORS
     from pipelines.commands.common import load_from_args
 
     try:
@@ -145,7 +146,7 @@ def task_resources(target: str, argv: Sequence[str]) -> TaskResources | None:
             return None
         command, args = parsed
         loaded = load_from_args(args, _options(command))
-    except (CommandLineError, SystemExit, *_user_errors()):
+    except (SystemExit, *USER_ERRORS):
         return None
     kafka, spark = _USES[command]
     return TaskResources(loaded, kafka, spark)

@@ -27,10 +27,10 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from bronze.landing import LANDING_TARGET
 from core.profiling import timed
+from core.spark.foreach_batch import BatchWriter
 from core.storage import Storage
 from core.tables.base import TableBackend
-from core.tables.delta_rs import DeltaRsBackend
-from core.tables.sink import BatchWriter, written_everywhere
+from core.tables.sink import written_everywhere
 from core.tables.task_files import TASK_FILES_ARROW, TaskLanding, commit_task_files
 from silver.blocks import FILES, ROUTED, unpack
 from silver.schemas import ROUTED_ARROW, ROUTING_TARGETS
@@ -108,12 +108,11 @@ def silver_batch_writer(backend: TableBackend, storage: Storage, tables: SilverT
     """
     tables_in_order = list(tables.files_tables().values())
     queues = WorkerQueues(backend, storage, tables.windows, app_id)
-    if isinstance(backend, DeltaRsBackend):
+    if backend.commits_task_files:
         for target, schema in tables.schemas().items():
             backend.create_if_missing(getattr(tables, target), schema)
 
     def commit_files(df: DataFrame, batch_id: int) -> None:
-        assert isinstance(backend, DeltaRsBackend)  # noqa: S101 - chosen below
         if written_everywhere(backend, tables_in_order, app_id, batch_id):
             return  # a replay of a batch already in every table
         served = serve_workers(df, serving, queues.before(batch_id), batch_id)
@@ -149,4 +148,4 @@ def silver_batch_writer(backend: TableBackend, storage: Storage, tables: SilverT
         finally:
             packed.unpersist()
 
-    return commit_files if isinstance(backend, DeltaRsBackend) else write_natively
+    return commit_files if backend.commits_task_files else write_natively

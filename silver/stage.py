@@ -1,7 +1,7 @@
 """Silver's stage: one query routes the messages and serves them in the workers' queues.
 
 With a Kafka topic and the delta-rs backend it reads the topic itself and its
-read tasks land bronze's files (``bronze.stage.landing_topic``); otherwise it
+read tasks land bronze's files (``RunContext.landed_topic``); otherwise it
 reads ``bronze.raw_events``, which bronze's own query writes.
 """
 
@@ -10,12 +10,10 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from bronze.schemas import RAW_EVENTS_ARROW
-from bronze.stage import landing_topic
 from core.spark.placement import spread_group_keys
 from core.spark.session import delta_spark_available
-from core.spark.stages import IN_MEMORY_STATE_STORE, RunContext, Stage, StageDef
+from core.stages import IN_MEMORY_STATE_STORE, RunContext, Stage, StageDef
 from core.tables import read_delta_stream
-from core.tables.delta_rs import DeltaRsBackend
 from silver.schemas import silver_app_id
 from silver.sink import SilverTables, silver_batch_writer
 from silver.stream import (
@@ -41,7 +39,7 @@ def _silver(run: RunContext) -> Stage:
     splitter_keys = spread_group_keys(plan.splitters, partitions)
     worker_keys = spread_group_keys(plan.workers, partitions)
     app_id = silver_app_id(plan.run_id)
-    topic = landing_topic(run)
+    topic = run.landed_topic
     physical = plan.run.work == "cpu"
     tables = SilverTables(*(str(warehouse.table_uri("silver", name)) for name in
                             ("routed", "quarantine", "routing_snapshots", "worker_latency",
@@ -49,7 +47,7 @@ def _silver(run: RunContext) -> Stage:
                           bronze=bronze if topic is not None else None,
                           busy=str(warehouse.table_uri("silver", "worker_busy")) if physical else None)  # fmt: skip
     # With delta-rs the tasks write the tables' files; the driver commits their names.
-    landing = isinstance(run.backend, DeltaRsBackend)
+    landing = run.backend.commits_task_files
     routing_land = tables.routing_landing(warehouse.storage, app_id) if landing else None
     serving = WorkerServing(plan.run.worker_window_ms, plan.run.process_ms, plan.speed, plan.run_id,
                             tables.partials_landing(warehouse.storage, app_id) if landing else None,

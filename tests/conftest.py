@@ -1,5 +1,10 @@
 """Settings every test shares: no test touches the working directory's embedded broker.
 
+The fast profile (``-m "not slow"``) starts no JVM, broker or browser: a test
+that uses the Spark session, a broker, the object-store server or the browser is
+marked slow by its fixtures, and in that profile starting Spark or the embedded
+broker fails the test that tries.
+
 Property-based tests (hypothesis) run under one of two settings profiles, chosen
 by ``HYPOTHESIS_PROFILE``: ``quick`` (the default, and what CI runs) keeps each
 property to a few dozen generated examples, derandomized so a CI run is
@@ -31,4 +36,31 @@ def _embedded_broker_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFact
     # kafka.embedded.run_dir; tests keep theirs apart from a developer's `dkg kafka up`.
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DKG_KAFKA__EMBEDDED__RUN_DIR", str(tmp_path_factory.mktemp("embedded-kafka")))
+        yield
+
+
+HEAVY_FIXTURES = frozenset({"spark", "kafka_broker", "s3_endpoint", "browser"})
+"""A test using any of these (directly or through another fixture) is slow."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by mark
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if HEAVY_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+def _refuse(what: str) -> None:
+    raise AssertionError(f"a test of the fast profile starts {what}: mark it slow")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fast_profile_starts_nothing_heavy(request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.config.option.markexpr != "not slow":
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("core.spark.session.build_spark", lambda *_, **__: _refuse("Spark"))
+        patch.setattr("core.kafka.broker.LocalBroker.start",
+                      lambda *_, **__: _refuse("the embedded broker"))  # fmt: skip
         yield

@@ -18,6 +18,7 @@ import numpy as np
 
 from bronze.datasets.base import MessageBatch, TupleBatch
 from bronze.datasets.keyed import keyed_json
+from core.errors import DkgError
 
 __all__ = ["HEADER", "CsvInputError", "CsvMessages", "read_csv_tuples"]
 
@@ -26,7 +27,7 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 _INT64_MAX = (1 << 63) - 1
 
 
-class CsvInputError(ValueError):
+class CsvInputError(DkgError, ValueError):
     """The CSV input is missing, unreadable or has a bad line."""
 
 

@@ -21,6 +21,7 @@ from bronze.datasets.wikipedia import (
 )
 from bronze.datasets.words import WORD_DATASETS, WordsDataset
 from bronze.datasets.zipf import ZipfDataset, ZipfShiftingDataset
+from core.errors import DkgError
 
 __all__ = ["UnknownDatasetError", "canonical_name", "dataset_names", "make_dataset"]
 
@@ -45,7 +46,7 @@ _FIXED: dict[str, Callable[[DatasetSpec], Dataset]] = {
 }
 
 
-class UnknownDatasetError(ValueError):
+class UnknownDatasetError(DkgError, ValueError):
     """A dataset name that no generator answers to; the message lists the valid ones."""
 
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from core.config.models import Settings
 from core.config.secrets import is_secret_key
 from core.config.suggest import unknown_name
+from core.errors import DkgError
 
 __all__ = [
     "AWS_ENVIRONMENT",
@@ -52,7 +53,7 @@ _OPTION_MAPS = {("kafka", "client"), ("kafka", "consumer"), ("kafka", "producer"
 Path_ = tuple[str, ...]
 
 
-class ConfigError(ValueError):
+class ConfigError(DkgError, ValueError):
     """The configuration cannot be read or is invalid."""
 
 

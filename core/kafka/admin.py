@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from core.errors import DkgError
 from core.kafka.client import KafkaClient
 from core.network import connect_problems
 
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 _TIMEOUT_S = 10.0
 
 
-class BrokerError(RuntimeError):
+class BrokerError(DkgError, RuntimeError):
     """Kafka cannot be reached, asked or written as needed."""
 
 

@@ -21,6 +21,8 @@ import mmap
 import re
 from pathlib import Path
 
+from core.errors import DkgError
+
 __all__ = ["SNAPSHOT_FILE", "SnapshotFormatError", "saved_end_offsets"]
 
 SNAPSHOT_FILE = "kafka.json"
@@ -30,7 +32,7 @@ _PARTITION = b'{"id":'
 _END = b'"high_watermark":'
 
 
-class SnapshotFormatError(ValueError):
+class SnapshotFormatError(DkgError, ValueError):
     """The snapshot file is not laid out as this module expects (another noida-db version)."""
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from core.tables.sink import BatchWriter
+    from core.spark.foreach_batch import BatchWriter
 
 __all__ = ["COLLECT_EVERY_S", "releasing_proxies"]
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import logs
 from core.config import default_conf_dir
+from core.errors import DkgError
 from core.network import connect_problems
 from core.spark.jvm_output import JvmStartError, launch_quiet_gateway
 from core.spark.spark_home import compiled_spark_home
@@ -53,7 +54,7 @@ _STATE_STORE_CONF = "spark.sql.streaming.stateStore.providerClass"
 _SCALA_BINARY = "2.13"  # Spark 4 is built for Scala 2.13 only
 
 
-class SparkSetupError(RuntimeError):
+class SparkSetupError(DkgError, RuntimeError):
     """The session cannot be built as requested (e.g. Delta jars demanded but absent)."""
 
 
@@ -214,8 +215,6 @@ def _base_conf(
         # 10,000 rows makes the stateful routing step pay per-batch costs ~100 times
         # per million messages.
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
-        # Workers fork from a daemon that has the pipeline's code loaded already.
-        "spark.python.daemon.module": "pipelines.worker_daemon",
         # A streaming job runs thousands of micro-batches. Spark's status store keeps
         # their jobs, stages, SQL executions and up to 100,000 tasks in the driver JVM's
         # heap, UI or not: through a 15-minute soak the heap after collections grew with it.
@@ -257,6 +256,7 @@ def build_spark(
     delta_jars: bool | None = None,
     log_level: str | None = None,
     quiet: bool | None = None,
+    python_daemon: str | None = None,
 ) -> SparkSession:
     """Build (or return the running) SparkSession with the project's settings.
 
@@ -277,6 +277,9 @@ def build_spark(
             the console (``conf/log4j2.properties`` plus a filter on the JVM's
             stderr); default: quiet unless the CLI runs with ``--verbose``.
             Only applies when this call starts the JVM.
+        python_daemon: the module Spark's Python workers fork from
+            (``spark.python.daemon.module``), one that loads the caller's code
+            first; default: pyspark's own.
 
     Returns:
         The session. If one is already running in this process, Spark returns it
@@ -291,6 +294,8 @@ def build_spark(
 
     extra = {k: str(v) for k, v in (extra_conf or {}).items()}
     conf = _base_conf(app_name, master, driver_memory, shuffle_partitions, ui)
+    if python_daemon:
+        conf["spark.python.daemon.module"] = python_daemon
     conf |= _delta_conf(delta_jars, extra)
     conf |= extra
     _prepare_environment(master)

@@ -23,6 +23,8 @@ import logging
 import re
 from collections.abc import Iterator
 
+from core.errors import DkgError
+
 __all__ = ["TaskFailure", "hide_reported_failures", "task_failure"]
 
 # The last line of a Python traceback whose exception is one of the project's:
@@ -38,7 +40,7 @@ _SQLSTATE = re.compile(r"\s*SQLSTATE: \S+.*$")
 _PROXY_ERROR = "exception while executing the Python Proxy"
 
 
-class TaskFailure(RuntimeError):
+class TaskFailure(DkgError, RuntimeError):
     """A Spark query stopped on a user error raised where Spark ran the project's code."""
 
 
@@ -60,8 +62,7 @@ def _project_class(module: str, name: str) -> type[BaseException] | None:
     return found if isinstance(found, type) and issubclass(found, BaseException) else None
 
 
-def task_failure(exc: BaseException,
-                 user_errors: tuple[type[BaseException], ...]) -> TaskFailure | None:  # fmt: skip
+def task_failure(exc: BaseException) -> TaskFailure | None:
     """The user error that stopped a Spark query, found in ``exc``'s text; None for anything else.
 
     Only the first of the project's exceptions in the text counts: the one that
@@ -71,14 +72,13 @@ def task_failure(exc: BaseException,
     Args:
         exc: what the driver caught (``StreamingQueryException``, ``Py4JJavaError``,
             ``PythonException``, or anything else).
-        user_errors: the classes reported as one line (the CLI's own list).
     """
     text = "\n".join(_texts(exc))
     found = _ERROR_LINE.search(text)
     if found is None:
         return None
     error_class = _project_class(found["module"], found["name"])
-    if error_class is None or not issubclass(error_class, user_errors):
+    if error_class is None or not issubclass(error_class, DkgError):
         return None
     message = _SQLSTATE.sub("", found["message"]).strip()
     query = _QUERY.search(text)

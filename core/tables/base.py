@@ -11,16 +11,20 @@ contents when a query restarts and replays its last micro-batch.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 import pyarrow as pa
+
+from core.errors import DkgError
 
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame
 
 __all__ = [
+    "DataFile",
     "TableBackend",
     "TableData",
     "TableError",
@@ -35,8 +39,23 @@ TableData: TypeAlias = "pa.Table | pa.RecordBatch | pd.DataFrame | DataFrame"
 """What a backend accepts: Arrow, pandas, or a Spark DataFrame (a micro-batch)."""
 
 
-class TableError(RuntimeError):
+class TableError(DkgError, RuntimeError):
     """A Delta table cannot be read or written as asked."""
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A Parquet file already written into a table's folder, not yet in its log.
+
+    Attributes:
+        name: Path relative to the table folder.
+        size: Bytes.
+        rows: Rows in the file (recorded as the ``numRecords`` statistic).
+    """
+
+    name: str
+    size: int
+    rows: int
 
 
 @runtime_checkable
@@ -47,7 +66,16 @@ class TableBackend(Protocol):
     (embedded, no JVM jars) and
     :class:`~core.tables.delta_spark.DeltaSparkBackend` (native Spark).
     Both write the same Delta protocol, so either reads what the other wrote.
+
+    Attributes:
+        commits_task_files: whether a streaming query's Spark tasks write the
+            tables' Parquet files themselves and the driver commits their names
+            (:meth:`add_files`; delta-rs), rather than handing rows to
+            :meth:`append` (delta-spark writes natively). The run's topology
+            follows from it: with it, silver's read tasks land bronze too.
     """
+
+    commits_task_files: bool
 
     def create_if_missing(
         self, path: TablePath, schema: pa.Schema, partition_by: Sequence[str] | None = None
@@ -110,6 +138,11 @@ class TableBackend(Protocol):
 
     def transaction_version(self, path: TablePath, app_id: str) -> int | None:
         """The last ``batch_id`` recorded for ``app_id``, or None."""
+        ...
+
+    def add_files(self, path: TablePath, files: Sequence[DataFile], app_id: str, batch_id: int,
+                  user_metadata: str | None = None) -> bool:  # fmt: skip
+        """Commit Parquet files already in the table's folder as one append, once per batch."""
         ...
 
 

@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 
+from core.errors import DkgError
 from core.storage import Storage
 
 __all__ = [
@@ -44,7 +45,7 @@ __all__ = [
 _COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 
 
-class DeltaLogError(RuntimeError):
+class DeltaLogError(DkgError, RuntimeError):
     """The transaction log is missing, unreadable, or uses an unsupported feature."""
 
 

@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -33,6 +32,7 @@ from deltalake.exceptions import TableNotFoundError
 from core.profiling import timed
 from core.storage import Storage
 from core.tables.base import (
+    DataFile,
     TableData,
     TableError,
     TablePath,
@@ -51,21 +51,6 @@ from core.tables.partition_files import (
 __all__ = ["DataFile", "DeltaRsBackend"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class DataFile:
-    """A Parquet file already written into a table's folder, not yet in its log.
-
-    Attributes:
-        name: Path relative to the table folder.
-        size: Bytes.
-        rows: Rows in the file (recorded as the ``numRecords`` statistic).
-    """
-
-    name: str
-    size: int
-    rows: int
 
 
 # Delta's own default (delta-rs writes one every 100 commits): every commit, and every
@@ -120,6 +105,8 @@ class DeltaRsBackend:
     Args:
         storage_options: Passed to delta-rs (object-store credentials etc.).
     """
+
+    commits_task_files = True  # tasks write Parquet; add_files commits their names
 
     def __init__(self, storage_options: dict[str, str] | None = None) -> None:
         """Create the backend (no I/O)."""

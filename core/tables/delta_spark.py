@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from core.tables.base import TableData, TableError, TablePath, where_predicate
+from core.tables.base import DataFile, TableData, TableError, TablePath, where_predicate
 from core.tables.delta_rs import DeltaRsBackend
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ class DeltaSparkBackend:
     Args:
         spark: A session where ``delta_spark_available(spark)`` is true.
     """
+
+    commits_task_files = False  # queries hand their rows to Spark's native Delta writer
 
     def __init__(self, spark: SparkSession) -> None:
         """Bind the backend to a session."""
@@ -63,6 +65,11 @@ class DeltaSparkBackend:
     def transaction_version(self, path: TablePath, app_id: str) -> int | None:
         """The last batch id recorded for ``app_id``, or None."""
         return self._meta.transaction_version(path, app_id)
+
+    def add_files(self, path: TablePath, files: Sequence[DataFile], app_id: str, batch_id: int,
+                  user_metadata: str | None = None) -> bool:  # fmt: skip
+        """Commit files already in the table's folder: a log entry, the same in either backend."""
+        return self._meta.add_files(path, files, app_id, batch_id, user_metadata)
 
     def create_if_missing(
         self, path: TablePath, schema: pa.Schema, partition_by: Sequence[str] | None = None

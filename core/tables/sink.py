@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+from core.spark.foreach_batch import BatchWriter
 from core.tables.base import TableBackend, TablePath
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["BatchWriter", "foreach_batch_writer", "written_everywhere"]
+__all__ = ["foreach_batch_writer", "written_everywhere"]
 
 logger = logging.getLogger(__name__)
-
-BatchWriter = Callable[["DataFrame", int], None]
-"""What ``DataStreamWriter.foreachBatch`` takes: ``(micro_batch_df, batch_id)``."""
-
 
 def foreach_batch_writer(
     backend: TableBackend,

@@ -23,8 +23,7 @@ import pyarrow as pa
 
 from core.profiling import timed
 from core.storage import Storage
-from core.tables.base import TablePath
-from core.tables.delta_rs import DataFile, DeltaRsBackend
+from core.tables.base import DataFile, TableBackend, TablePath
 
 __all__ = ["TASK_FILES_ARROW", "TASK_FILES_DDL", "TaskLanding", "commit_task_files",
            "streaming_batch_id", "task_file_name", "write_task_files"]  # fmt: skip
@@ -67,13 +66,13 @@ def write_task_files(storage: Storage, outputs: Mapping[str, tuple[str, pa.Table
                                       schema=TASK_FILES_ARROW)  # fmt: skip
 
 
-def commit_task_files(backend: DeltaRsBackend, tables: Mapping[str, TablePath],
+def commit_task_files(backend: TableBackend, tables: Mapping[str, TablePath],
                       rows: Iterable[Any], app_id: str, batch_id: int,
                       user_metadata: Mapping[str, str] | None = None) -> int:  # fmt: skip
     """Commit the files the batch's tasks wrote, one append per table (runs on the driver).
 
     Args:
-        backend: the delta-rs backend (the tables must exist).
+        backend: a backend whose tasks write files (the tables must exist).
         tables: target name -> table.
         rows: the :data:`TASK_FILES_DDL` rows (Spark rows or mappings).
         app_id: the query's application id.

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from core.errors import DkgError
 from gold.report.queue_figures import busy_time, capacities, plain, utilisation
 
 __all__ = ["MAX_HOT_KEYS", "RUN_SETTINGS", "SUMMARY_COLUMNS", "WINDOW_METRICS", "ReportData",
@@ -37,7 +38,7 @@ MAX_HOT_KEYS = 8
 """Hot keys drawn per run (those with the largest pools); more lines are unreadable."""
 
 
-class ReportError(ValueError):
+class ReportError(DkgError, ValueError):
     """The gold tables cannot give the report that was asked for (no runs, unknown run id)."""
 
 

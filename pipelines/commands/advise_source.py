@@ -79,15 +79,15 @@ def read_topic(args: argparse.Namespace, loaded: LoadedSettings) -> AdviseSource
         UnknownSourceError: the format cannot be guessed.
     """
     from core.kafka.sample import sample_topic
-    from core.runtime import Runtime
     from pipelines.advice.formats import guess_format
     from pipelines.advice.sampled import parse_sample, tuples_per_second
+    from pipelines.pipeline_runtime import open_runtime
     from pipelines.progress import ProgressReporter
     from silver.parsers.registry import source_type_for
 
     settings = loaded.settings
     budget = settings.advise
-    with Runtime(loaded, app_name="dkg-advise") as runtime:
+    with open_runtime(loaded, app_name="dkg-advise") as runtime:
         client = runtime.kafka
         with ProgressReporter(budget.max_messages, unit="msg", label=f"sampling {args.topic}") as bar:
             sample = sample_topic(client, args.topic, budget.max_messages, budget.max_seconds,

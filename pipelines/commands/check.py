@@ -58,13 +58,13 @@ def _runs(backend: TableBackend, warehouse: Warehouse, run_id: str | None) -> li
 def run(args: argparse.Namespace) -> int:
     """Validate the chosen runs and layers; print the summary; 0 if all passed, else 1."""
     from core.quality import TableReader, format_summary
-    from core.runtime import Runtime
     from core.warehouse import LAYERS
     from pipelines.checks import check_run
+    from pipelines.pipeline_runtime import open_runtime
 
     loaded = load_from_args(args, {"warehouse": "warehouse.uri"})
     config = loaded.settings.quality
-    with Runtime(loaded, app_name="dkg-check") as runtime:
+    with open_runtime(loaded, app_name="dkg-check") as runtime:
         warehouse = runtime.existing_warehouse()
         runs = _runs(runtime.backend, warehouse, args.run_id)
         reader = TableReader(runtime.spark, warehouse, runtime.backend)

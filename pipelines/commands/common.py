@@ -11,6 +11,7 @@ from typing import Any
 
 from core.config import LoadedSettings, Settings, load_settings
 from core.config.loader import LOCAL_PROFILE
+from core.errors import DkgError
 
 __all__ = [
     "UsageError",
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 
-class UsageError(ValueError):
+class UsageError(DkgError, ValueError):
     """A command-line option has a value the command cannot use."""
 
 

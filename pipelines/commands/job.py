@@ -53,7 +53,7 @@ def add_parser(subparsers: Any) -> None:
                             "all output is in the task logs)")  # fmt: skip
     run_parser.add_argument("--resume", action="store_true",
                             help="continue the last run of this job: skip tasks that succeeded")  # fmt: skip
-    list_parser = actions.add_parser("list", help="list the job specs in a folder")
+    list_parser = actions.add_parser("list", help="list the job specs in a folder (exit 1 if any is invalid)")
     list_parser.add_argument(
         "folder", type=Path, nargs="?", help="default: the repository's conf/jobs"
     )
@@ -103,13 +103,15 @@ def _list(args: argparse.Namespace) -> int:
     folder = args.folder or default_conf_dir() / "jobs"
     if not folder.is_dir():
         raise UsageError(f"no folder {folder}")
+    invalid = 0
     for path in sorted(folder.glob("*.y*ml")):
         try:
             spec = load_job_spec(path)
             print(f"{path}: job {spec.name}, tasks {' -> '.join(spec.order())}")
         except JobSpecError as exc:
             print(f"{path}: invalid: {exc}")
-    return 0
+            invalid += 1
+    return 1 if invalid else 0  # every spec is listed; a script learns whether all are valid
 
 
 def _log_lines(result: Any) -> list[str]:
@@ -158,8 +160,8 @@ def _run(args: argparse.Namespace) -> int:
     import os
 
     from core.config import load_settings
-    from core.runtime import Runtime
     from pipelines.job_specs import load_job_spec, run_job
+    from pipelines.pipeline_runtime import open_runtime
 
     spec = load_job_spec(_spec_path(args.spec), args.job)
     overrides = _overrides(args.param)
@@ -168,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
     parameters = spec.resolve_parameters(overrides)
     uri = args.warehouse or parameters.get("warehouse")
     cli = {} if uri is None else {"warehouse.uri": (str(uri), "--warehouse")}
-    runs_dir = Runtime(load_settings(cli=cli, env=os.environ)).warehouse.job_runs(spec.name)
+    runs_dir = open_runtime(load_settings(cli=cli, env=os.environ)).warehouse.job_runs(spec.name)
     print(f"job {spec.name}: {len(spec.tasks)} tasks, run records in {runs_dir}", flush=True)
     job_run = run_job(spec, parameters, runs_dir, resume=args.resume,
                       report=lambda result: _print_result(result, args.show_output))  # fmt: skip

@@ -117,13 +117,13 @@ def statistics_lines(statistics: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the join and print its cumulative statistics."""
-    from core.runtime import Runtime
     from pipelines.join_pipeline import ground_truth_check, run_join
+    from pipelines.pipeline_runtime import open_runtime
     from pipelines.stream_progress import stage_progress
 
     loaded = load_from_args(args, JOIN_OPTIONS)
     request = _request(args, loaded.settings)  # a bad option fails before anything starts
-    with Runtime(loaded, app_name="dkg-join") as runtime:
+    with open_runtime(loaded, app_name="dkg-join") as runtime:
         warehouse = runtime.warehouse
         request = dataclasses.replace(request, client=runtime.kafka)
         try:

@@ -34,11 +34,11 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out the action and say what happened."""
-    from core.runtime import Runtime
+    from pipelines.pipeline_runtime import open_runtime
 
     loaded = load_from_args(args, {"run_dir": "kafka.embedded.run_dir",
                                    "port": "kafka.embedded.port"})  # fmt: skip
-    broker = Runtime(loaded).embedded_broker
+    broker = open_runtime(loaded).embedded_broker
     if args.action == "up":
         print(f"kafka running at {broker.start()} (data in {broker.run_dir / 'data'})")
     elif args.action == "down":

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from bronze.datasets.csv_input import CsvMessages
     from bronze.datasets.registry import make_dataset
     from bronze.producer import produce
-    from core.runtime import Runtime
+    from pipelines.pipeline_runtime import open_runtime
     from pipelines.progress import ProgressReporter
 
     loaded = load_from_args(args, PRODUCE_OPTIONS)
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         spec = dataset_spec(loaded.settings)
         messages, total, what = make_dataset(spec), spec.messages, f"{spec.name} messages"
-    with Runtime(loaded) as runtime, ProgressReporter(total, unit="msg") as progress:
+    with open_runtime(loaded) as runtime, ProgressReporter(total, unit="msg") as progress:
         client = runtime.kafka
         written = produce(messages, client, args.topic, None, args.speed,
                           lambda n: progress.update_to(n, args.topic))  # fmt: skip

@@ -45,8 +45,8 @@ def _write(path: Path, html: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the report and write it; prints where it went."""
-    from core.runtime import Runtime
     from gold.report import ReportError, build_report
+    from pipelines.pipeline_runtime import open_runtime
 
     # Fail before reading and drawing anything.
     if not args.output.parent.is_dir():
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.output.is_dir():
         raise UsageError(f"cannot write the report to {args.output}: it is a folder")
-    with Runtime(load_from_args(args, {"warehouse": "warehouse.uri"}), "dkg-report") as runtime:
+    with open_runtime(load_from_args(args, {"warehouse": "warehouse.uri"}), "dkg-report") as runtime:
         try:
             html = build_report(runtime.existing_warehouse(), runtime.backend, args.run_ids)
         except ReportError as exc:

@@ -132,12 +132,12 @@ def _with_progress(spark: Any, kafka_end: Callable[[], int],
 def run(args: argparse.Namespace) -> int:
     """Run the main job and print one metrics row per grouping."""
     from core.kafka.admin import BrokerError, end_offsets, topic_exists
-    from core.runtime import Runtime
     from core.spark.session import check_master_reachable
     from gold.runs import completed_results
     from pipelines.advice import topic_tuples_per_second
     from pipelines.commands.run_input import run_input
     from pipelines.grouping_runs import ensure_topic_has, run_groupings
+    from pipelines.pipeline_runtime import open_runtime
     from pipelines.planning import plan_runs
     from pipelines.progress import ProgressReporter
     from silver.groupings.registry import make_grouping
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                          f"(the configured run.grouping is {run_config.grouping})")
     source = run_input(args, settings)
     topic, tuples_per_s = source.topic, source.tuples_per_s
-    with Runtime(loaded, app_name="dkg-run") as runtime:
+    with open_runtime(loaded, app_name="dkg-run") as runtime:
         warehouse, kafka = runtime.warehouse, runtime.kafka
         if source.messages is not None:
             pace = args.speed  # the producer runs flat out unless --speed is given

@@ -115,10 +115,10 @@ def _session(args: argparse.Namespace, announce: bool = False) -> Iterator[Runne
 
     With ``announce``, say so on stderr when Spark starts (a shell's user waits).
     """
-    from core.runtime import Runtime
+    from pipelines.pipeline_runtime import open_runtime
 
     loaded = load_from_args(args, SQL_OPTIONS)
-    with Runtime(loaded, app_name="dkg-sql") as runtime:
+    with open_runtime(loaded, app_name="dkg-sql") as runtime:
         warehouse = runtime.existing_warehouse()  # a missing warehouse fails before Spark starts
         started: list[Any] = []
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.errors import DkgError
 from silver.groupings.base import Grouping
 
 __all__ = ["GROUPING_NAMES", "GroupingConfigError", "grouping_class", "make_grouping"]
@@ -24,7 +25,7 @@ _CLASSES = {
 GROUPING_NAMES: tuple[str, ...] = tuple(_CLASSES)
 
 
-class GroupingConfigError(ValueError):
+class GroupingConfigError(DkgError, ValueError):
     """An unknown grouping name or invalid grouping parameters."""
 
 

@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from core.errors import DkgError
+
 __all__ = ["StateSerializationError", "check_layout", "decode_state", "encode_state"]
 
 S = TypeVar("S")
@@ -32,7 +34,7 @@ S = TypeVar("S")
 _UNREADABLE = (OSError, EOFError, KeyError, ValueError, RuntimeError, zipfile.BadZipFile)
 
 
-class StateSerializationError(ValueError):
+class StateSerializationError(DkgError, ValueError):
     """Raised when grouping state cannot be written to or read from bytes."""
 
 

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from core.profiling import timed
+from core.spark.foreach_batch import BatchWriter
 from core.tables.base import TableBackend, TablePath
-from core.tables.delta_rs import DeltaRsBackend
-from core.tables.sink import BatchWriter, written_everywhere
+from core.tables.sink import written_everywhere
 from core.tables.task_files import TASK_FILES_ARROW, commit_task_files
 from silver.blocks import FILES, unpack
 from silver.join.operator import JOIN_TABLES
@@ -41,7 +41,7 @@ def join_batch_writer(backend: TableBackend, tables: Mapping[str, TablePath],
         app_id: the query's application id.
     """
     paths = [tables[name] for name in JOIN_TABLES]
-    landed = isinstance(backend, DeltaRsBackend)
+    landed = backend.commits_task_files
     if landed:
         for name, (_, schema) in JOIN_TABLES.items():
             backend.create_if_missing(tables[name], schema)
@@ -55,7 +55,7 @@ def join_batch_writer(backend: TableBackend, tables: Mapping[str, TablePath],
                   for kind in (FILES, *JOIN_TABLES)}  # fmt: skip
         if landed:
             files = unpack(packed[FILES], TASK_FILES_ARROW).to_pylist()
-            written = commit_task_files(backend, tables, files, app_id, batch_id)  # type: ignore[arg-type]
+            written = commit_task_files(backend, tables, files, app_id, batch_id)
         else:
             written = 0
             for name, (_, schema) in JOIN_TABLES.items():

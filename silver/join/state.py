@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from core.errors import DkgError
+
 __all__ = ["PENDING_COLUMNS", "JoinState", "JoinStateError", "empty_pending"]
 
 PENDING_COLUMNS = ["id", "created_ms", "partition", "offset"]
@@ -25,7 +27,7 @@ _SCHEMA = pa.schema([("kind", pa.int8()), ("id", pa.string()), ("created_ms", pa
                      ("partition", pa.int32()), ("offset", pa.int64())])  # fmt: skip
 
 
-class JoinStateError(ValueError):
+class JoinStateError(DkgError, ValueError):
     """State bytes that cannot be decoded."""
 
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from bronze.datasets.words import WORD_DATASETS
+from core.errors import DkgError
 from silver.parsers.clickstream import parse_clickstream
 from silver.parsers.common import ParseError, Parser
 from silver.parsers.json_tweets import parse_election_tweet, parse_ticker_tweet
@@ -62,7 +63,7 @@ BatchParser = Callable[[Sequence[bytes | None], np.ndarray], ParsedColumns]
 _BATCH_PARSERS: dict[Parser, BatchParser] = {parse_keyed_json: parse_keyed_json_batch}
 
 
-class UnknownSourceError(ValueError):
+class UnknownSourceError(DkgError, ValueError):
     """A source type with no parser; the message lists the valid ones."""
 
 

@@ -15,13 +15,14 @@ from pyspark.sql import SparkSession
 
 from core.kafka.broker import free_port
 from core.spark.session import build_spark
+from pipelines.pipeline_runtime import WORKER_DAEMON
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     """local[2], 2 shuffle partitions, UI off; ~8 s to start, so once per run."""
     session = build_spark(app_name="dkg-tests", master="local[2]", driver_memory="2g",
-                          shuffle_partitions=2, ui=False)  # fmt: skip
+                          shuffle_partitions=2, ui=False, python_daemon=WORKER_DAEMON)  # fmt: skip
     yield session
     session.stop()
 

@@ -11,30 +11,21 @@ joined as the generator says (join).
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from bench.crash_harness import DEFAULT_SIZE, report, run_harness
 from bronze.datasets.base import DatasetSpec
-from bronze.datasets.registry import make_dataset
 from core.config import load_settings
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.join_pipeline import data_spec, ground_truth_check
+from tests.exact_counts import dataset_counts, gold_counts
 
 pytestmark = pytest.mark.slow
 
 DEADLINE_S = 600  # the harness's own, for its every wait (a loaded machine: ~4x a quiet one)
-
-
-def _exact_counts(messages: int) -> dict[str, int]:
-    exact: Counter[str] = Counter()
-    for batch in make_dataset(DatasetSpec(name="COUNTRY_SKEW_R80", messages=messages)).tuples(
-            batch_size=messages):  # fmt: skip
-        exact.update(batch.keys.tolist())
-    return dict(exact)
 
 
 def _grouping_matches_the_data(warehouse: Warehouse) -> None:
@@ -42,8 +33,8 @@ def _grouping_matches_the_data(warehouse: Warehouse) -> None:
     bronze = backend.read(warehouse.table_uri("bronze", "raw_events")).to_pandas()
     assert len(bronze) == messages
     assert not bronze.duplicated(["partition", "offset"]).any()
-    counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
-    assert counts.groupby("key")["count"].sum().to_dict() == _exact_counts(messages)
+    (counts,) = gold_counts(warehouse.root).values()  # one run
+    assert counts == dataset_counts([DatasetSpec(name="COUNTRY_SKEW_R80", messages=messages)])
 
 
 def _join_matches_the_data(warehouse: Warehouse) -> None:

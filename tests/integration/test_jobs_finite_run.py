@@ -12,7 +12,7 @@ from bronze.datasets.base import DatasetSpec
 from core.config import RunConfig
 from core.run_plan import RunPlan
 from core.spark.session import rocksdb_available
-from core.spark.stages import IN_MEMORY_STATE_STORE
+from core.stages import IN_MEMORY_STATE_STORE
 from core.tables import DeltaRsBackend, read_delta_stream
 from core.warehouse import Warehouse
 from pipelines.medallion import run_finite

@@ -243,7 +243,7 @@ def test_added_files_become_visible_only_with_their_commit(
 ) -> None:
     import pyarrow.parquet as pq
 
-    from core.tables.delta_rs import DataFile
+    from core.tables.base import DataFile
 
     path = Path(warehouse.table_uri("bronze", "landed"))
     backend.create_if_missing(path, events(0, 1).schema)
@@ -269,7 +269,7 @@ def test_adding_files_to_a_missing_table_is_an_error(
     backend: DeltaRsBackend, warehouse: Warehouse
 ) -> None:
     from core.tables import TableError
-    from core.tables.delta_rs import DataFile
+    from core.tables.base import DataFile
 
     with pytest.raises(TableError, match="no Delta table"):
         backend.add_files(warehouse.table_uri("bronze", "nowhere"), [DataFile("a", 1, 1)], "x", 0)

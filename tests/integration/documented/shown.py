@@ -15,8 +15,6 @@ import contextlib
 import io
 import json
 import re
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,8 +23,6 @@ import pandas as pd
 import pytest
 from deltalake import DeltaTable
 
-from bronze.datasets.base import DatasetSpec
-from bronze.datasets.registry import make_dataset
 from pipelines.cli import main
 from tests.documented_commands import REPO, dkg_argv
 
@@ -37,8 +33,6 @@ __all__ = [
     "Done",
     "Scenario",
     "cumulative_metrics",
-    "dataset_counts",
-    "gold_counts",
     "read_table",
     "report_blocks",
     "text_rows",
@@ -122,28 +116,11 @@ def read_table(uri: str | Path, options: dict[str, str] | None = None) -> pd.Dat
     return DeltaTable(str(uri), storage_options=options).to_pandas()
 
 
-def gold_counts(root: str | Path, options: dict[str, str] | None = None) -> dict[str, Counter]:
-    """Per run id: the key counts of ``gold.key_counts``, summed over windows."""
-    counts = read_table(f"{root}/gold/key_counts", options)
-    return {run_id: Counter(dict(rows.groupby("key")["count"].sum().astype(int)))
-            for run_id, rows in counts.groupby("run_id")}  # fmt: skip
-
-
 def cumulative_metrics(root: str | Path) -> pd.DataFrame:
     """Each run's cumulative row of ``gold.distribution_metrics``, with its label."""
     metrics = read_table(f"{root}/gold/distribution_metrics")
     runs = read_table(f"{root}/gold/runs")
     return metrics[metrics["scope"] == "cumulative"].merge(runs[["run_id", "label"]])
-
-
-def dataset_counts(specs: Iterable[DatasetSpec]) -> Counter:
-    """The generators' own key counts of these datasets, added up."""
-    counts: Counter = Counter()
-    for spec in specs:
-        for batch in make_dataset(spec).tuples(batch_size=10_000):
-            for key, count in zip(batch.keys, batch.counts.tolist(), strict=True):
-                counts[key] += count
-    return counts
 
 
 def report_blocks(path: Path) -> dict[str, list]:

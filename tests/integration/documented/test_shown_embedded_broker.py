@@ -33,9 +33,9 @@ from kafka import KafkaConsumer, TopicPartition
 
 from core.config import load_settings
 from silver.groupings.registry import GROUPING_NAMES, make_grouping
+from tests.exact_counts import gold_counts
 from tests.integration.documented.shown import (
     Scenario,
-    gold_counts,
     read_table,
     text_rows,
 )

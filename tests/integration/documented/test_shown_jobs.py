@@ -26,11 +26,10 @@ from gold.views import register_views, view_definitions
 from pipelines.cli import main
 from pipelines.commands.simulate import dataset_spec
 from tests.documented_commands import REPO
+from tests.exact_counts import dataset_counts, gold_counts
 from tests.integration.documented.shown import (
     Scenario,
     cumulative_metrics,
-    dataset_counts,
-    gold_counts,
     read_table,
     text_rows,
 )
@@ -117,11 +116,6 @@ def test_the_lakehouse_job_runs_as_shown(jobs):
     assert all(counts == expected for counts in gold_counts(root).values())
     summary = Path(record["tasks"]["summary"]["log"]).read_text()
     assert all(label in summary for label in GROUPINGS) and "dist_cost" in summary
-
-
-@pytest.mark.parametrize("command", sorted(NOT_RUN))
-def test_not_run_here(command):
-    pytest.skip(NOT_RUN[command])
 
 
 def test_the_pages_query_ranks_the_groupings(jobs):

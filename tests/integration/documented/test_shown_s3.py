@@ -15,11 +15,10 @@ import pytest
 
 from core.config import load_settings
 from pipelines.commands.simulate import dataset_spec
+from tests.exact_counts import dataset_counts, gold_counts
 from tests.integration.documented.shown import (
     DEFAULT_GROUPINGS,
     Scenario,
-    dataset_counts,
-    gold_counts,
     read_table,
     report_blocks,
     text_rows,

@@ -21,11 +21,10 @@ from bronze.datasets.base import DEFAULT_START_MS, DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from core.kafka.broker import LocalBroker
+from tests.exact_counts import dataset_counts, gold_counts
 from tests.integration.documented.shown import (
     DEFAULT_GROUPINGS,
     Scenario,
-    dataset_counts,
-    gold_counts,
     read_table,
 )
 from tests.integration.kafka_clients import local_client

@@ -9,7 +9,7 @@ gold's counts must be exact. Bad SQL, as a user sees it, is in test_cli_mistakes
 
 from __future__ import annotations
 
-import json
+import functools
 from collections import Counter
 
 import pytest
@@ -23,6 +23,7 @@ from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.medallion import run_finite
 from pipelines.stream_progress import StreamProgressListener
+from tests.messages import keyed_json
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -31,8 +32,7 @@ TS = DEFAULT_START_MS
 YEAR_MS = 365 * 24 * 3600 * 1000
 
 
-def _keyed(key: object = "k1", count: object = 1, timestamp: object = TS) -> bytes:
-    return json.dumps({"key": key, "count": count, "timestamp": timestamp}).encode()
+_keyed = functools.partial(keyed_json, key="k1", timestamp=TS)
 
 
 BAD: list[tuple[bytes | None, str]] = [
@@ -63,7 +63,7 @@ def _messages() -> tuple[list[tuple[bytes | None, str | None]], Counter]:
     bad = iter(BAD)
     for i in range(320):
         key, count = f"k{i % 7 if i % 3 else 0}", 1 + i % 3
-        messages.append((_keyed(key, count, TS + i * 10), None))
+        messages.append((_keyed(key=key, count=count, timestamp=TS + i * 10), None))
         exact[key] += count
         if i % 20 == 5:
             messages.append(next(bad, (None, "null_value")))

@@ -14,7 +14,7 @@ from core.kafka.client import KafkaClient
 from core.kafka.producer import DeliveryErrors, open_producer, send
 from core.kafka.source import KafkaRange, KafkaTopic
 from core.run_plan import RunPlan
-from core.spark.stages import RunContext
+from core.stages import RunContext
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse

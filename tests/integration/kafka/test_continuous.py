@@ -19,6 +19,7 @@ from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import run_continuous
+from tests.exact_counts import dataset_counts
 from tests.integration.waiting import join_thread, wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -41,10 +42,7 @@ def _gold_counts(backend, warehouse, run_id) -> Counter:
 
 def test_stages_run_side_by_side_and_gold_ends_exact(spark, kafka, tmp_path):
     spec = DatasetSpec(name="COUNTRY_SKEW_R80", messages=3000, rate=200, seed=5)
-    expected: Counter = Counter()
-    for batch in make_dataset(spec).tuples(batch_size=3000):
-        for key, count in zip(batch.keys, batch.counts.tolist(), strict=True):
-            expected[key] += count
+    expected = dataset_counts([spec])
     # 400 messages/s of wall time: the queries start while messages still arrive.
     producer = threading.Thread(target=produce, args=(make_dataset(spec), kafka, "live", 2,
                                                       2.0, None, 500))  # fmt: skip

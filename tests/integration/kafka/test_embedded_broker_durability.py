@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections import Counter
 
 import pytest
 
@@ -25,6 +24,7 @@ from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.commands.simulate import dataset_spec
 from pipelines.grouping_runs import ensure_topic_has
+from tests.exact_counts import dataset_counts, gold_counts
 from tests.integration.kafka_clients import local_client
 
 pytestmark = pytest.mark.slow
@@ -71,10 +71,7 @@ def test_broker_killed_right_after_produce_keeps_every_message(tmp_path):
     bronze = backend.read(warehouse.table_uri("bronze", "raw_events")).to_pandas()
     assert len(bronze) == MESSAGES
     assert not bronze.duplicated(["partition", "offset"]).any()
-    exact: Counter = Counter()
-    for batch in make_dataset(spec).tuples(batch_size=MESSAGES):
-        exact.update(batch.keys.tolist())
-    counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
-    assert counts.groupby("key")["count"].sum().to_dict() == dict(exact)
+    exact = dataset_counts([spec])
+    assert list(gold_counts(warehouse.root).values()) == [exact]
     metrics = backend.read(warehouse.table_uri("gold", "distribution_metrics")).to_pandas()
     assert metrics.loc[metrics["scope"] == "cumulative", "tuples"].tolist() == [sum(exact.values())]

@@ -26,7 +26,7 @@ from deltalake import DeltaTable
 
 from bench.standalone import StandaloneCluster
 from bronze.datasets.base import DatasetSpec
-from bronze.datasets.registry import make_dataset
+from tests.exact_counts import dataset_counts, gold_counts
 
 pytestmark = pytest.mark.slow
 
@@ -43,13 +43,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def _environment(s3_options: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     return {**env, **s3_options, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
-
-
-def _exact_counts() -> Counter:
-    exact: Counter = Counter()
-    for batch in make_dataset(DatasetSpec(name=SOURCE, messages=MESSAGES)).tuples():
-        exact.update(batch.keys.tolist())
-    return exact
 
 
 def _wait_for(what: str, done, process: subprocess.Popen, timeout_s: float, log: Path) -> None:
@@ -117,12 +110,10 @@ def test_killed_driver_resumes_on_a_cluster_with_the_warehouse_in_object_storage
     runs = DeltaTable(f"{warehouse}/gold/runs", storage_options=options).to_pandas()
     assert sorted(runs["label"]) == ["DYNAMIC_KEY", "PARTIAL_KEY"]
     assert set(runs["status"]) == {"succeeded"}
-    counts = DeltaTable(f"{warehouse}/gold/key_counts", storage_options=options).to_pandas()
     metrics = DeltaTable(f"{warehouse}/gold/distribution_metrics", storage_options=options).to_pandas()
-    exact = _exact_counts()
+    exact = dataset_counts([DatasetSpec(name=SOURCE, messages=MESSAGES)])
+    assert gold_counts(warehouse, options) == dict.fromkeys(runs["run_id"], exact)
     for run_id in runs["run_id"]:
-        mine = counts[counts["run_id"] == run_id]
-        assert mine.groupby("key")["count"].sum().to_dict() == dict(exact), run_id
         cumulative = metrics[(metrics["run_id"] == run_id) & (metrics["scope"] == "cumulative")]
         assert cumulative["tuples"].tolist() == [sum(exact.values())], run_id
 

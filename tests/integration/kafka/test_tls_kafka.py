@@ -18,7 +18,6 @@ import os
 import subprocess
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,11 +26,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from deltalake import DeltaTable
 
 from bronze.datasets.base import DatasetSpec
-from bronze.datasets.registry import make_dataset
 from core.kafka.broker import _binary
+from tests.exact_counts import dataset_counts, gold_counts
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -136,8 +134,5 @@ def test_the_job_runs_over_tls_to_a_verified_broker(namespaces, tmp_path):
     log = proxy_log.read_text(errors="replace")
     assert log.count("tls handshake") >= 2  # the producer's clients and the job's, at least
     assert plain.returncode != 0 and "handshake refused" in log  # plaintext is not let through
-    counts = DeltaTable(str(tmp_path / "wh" / "gold" / "key_counts")).to_pandas()
-    exact: Counter = Counter()
-    for batch in make_dataset(DatasetSpec(name="ZIPF", messages=MESSAGES)).tuples():
-        exact.update(batch.keys.tolist())
-    assert counts.groupby("key")["count"].sum().to_dict() == dict(exact)
+    (counts,) = gold_counts(tmp_path / "wh").values()
+    assert counts == dataset_counts([DatasetSpec(name="ZIPF", messages=MESSAGES)])

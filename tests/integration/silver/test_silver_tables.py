@@ -14,7 +14,7 @@ from chispa import assert_df_equality
 from deltalake import DeltaTable
 
 from core.spark.placement import spread_group_keys
-from core.spark.stages import Stage, start_query
+from core.stages import Stage, start_query
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, read_delta_stream
 from core.tables.task_files import (

@@ -12,12 +12,8 @@ import logging
 
 import pytest
 
-from core.kafka.admin import BrokerError
 from core.spark.jvm_output import JvmStderrFilter
 from core.spark.task_errors import TaskFailure, hide_reported_failures, task_failure
-from core.storage import StorageError
-
-USER_ERRORS = (BrokerError, StorageError)
 
 GONE = (
     "t2[0]: offsets 438 to 875 are no longer in Kafka, whose partition now starts at offset 500: "
@@ -110,7 +106,7 @@ pandas._libs.tslibs.np_datetime.OutOfBoundsDatetime: Out of bounds nanosecond ti
 
 
 def test_a_streaming_query_failure_is_the_project_error_s_line():
-    failure = task_failure(Exception(OFFSETS_GONE), USER_ERRORS)
+    failure = task_failure(Exception(OFFSETS_GONE))
     assert isinstance(failure, TaskFailure)
     assert str(failure) == f"the silver query stopped: {GONE}"
 
@@ -123,13 +119,13 @@ def test_the_error_is_found_in_the_exception_a_wrapper_was_raised_from():
         except RuntimeError as exc:
             raise ValueError("An error occurred while calling o87.awaitTermination.") from exc
     except ValueError as wrapper:
-        failure = task_failure(wrapper, USER_ERRORS)
+        failure = task_failure(wrapper)
     assert failure is not None and GONE in str(failure)
 
 
 def test_a_task_error_without_a_query_is_its_line_alone():
     text = JVM_STDERR.split("ERROR Executor: ", 1)[1]
-    failure = task_failure(Exception(text), USER_ERRORS)
+    failure = task_failure(Exception(text))
     assert str(failure) == "t2[0]: no messages past offset 438 (expected up to 876)"
 
 
@@ -142,7 +138,7 @@ def test_a_task_error_without_a_query_is_its_line_alone():
     "silver.parsers.common.ParseError: not_json\ncore.kafka.admin.BrokerError: later\n",
 ])  # fmt: skip
 def test_anything_else_is_left_to_its_traceback(text):
-    assert task_failure(Exception(text), USER_ERRORS) is None
+    assert task_failure(Exception(text)) is None
 
 
 def test_the_jvm_s_records_of_a_failed_task_or_query_are_dropped_with_their_traces():

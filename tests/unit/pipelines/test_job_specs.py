@@ -312,3 +312,24 @@ def test_a_task_deadline_keeps_an_alarm_set_before_it():
     finally:
         signal.signal(signal.SIGALRM, handler)
         signal.setitimer(signal.ITIMER_REAL, before)
+
+
+def test_job_list_names_every_spec_and_exits_1_when_one_is_invalid(tmp_path, capsys):
+    good = _write_spec(tmp_path, [_task("a"), _task("b", depends=("a",))], name="good")
+    bad = tmp_path / "bad.yml"
+    bad.write_text("resources:\n  jobs:\n    bad:\n      taks: []\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("pipelines.job_specs.spec.resolve_entry_point", _resolve)
+        assert main(["job", "list", str(tmp_path)]) == 1
+        lines = capsys.readouterr().out.splitlines()
+        assert lines == [f"{bad}: invalid: {bad}: unknown key resources.jobs.bad.taks "
+                         "(did you mean resources.jobs.bad.tasks?)",
+                         f"{good}: job good, tasks a -> b"]  # fmt: skip
+        bad.unlink()
+        assert main(["job", "list", str(tmp_path)]) == 0
+
+
+def test_job_list_without_a_folder_lists_the_projects_specs(capsys):
+    assert main(["job", "list"]) == 0
+    names = [line.split(": job ")[1].split(",")[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == sorted(p.stem for p in (REPO / "conf" / "jobs").glob("*.yml"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pandas as pd
@@ -9,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from silver.parsing import parse_raw_events
+from tests.messages import keyed_json
 
 NOW = 1_767_225_600_000
 
@@ -24,8 +26,7 @@ def _raw(payloads: list[bytes], unit: str) -> pd.DataFrame:
     return frame
 
 
-def _keyed(key, count=1, timestamp=NOW) -> bytes:
-    return json.dumps({"key": key, "count": count, "timestamp": timestamp}).encode()
+_keyed = functools.partial(keyed_json, timestamp=NOW)
 
 
 @pytest.mark.parametrize("unit", ["ns", "us", "ms"])
@@ -34,7 +35,7 @@ def test_every_message_gives_its_tuples_or_one_quarantine_row(unit, source):
     tweet = json.dumps({"created_at": NOW, "text": "$AAPL up, $TSLA down"}).encode()
     good = _keyed("k", 3) if source == "ZIPF" else tweet
     payloads = [good, b"\xff", b"{}", _keyed("", 1), _keyed("k", -2), _keyed("k", True),
-                _keyed("k", 1, NOW + 400 * 24 * 3600 * 1000)]  # fmt: skip
+                _keyed("k", 1, timestamp=NOW + 400 * 24 * 3600 * 1000)]  # fmt: skip
     parsed = parse_raw_events(_raw(payloads, unit), source, splitters=2)
     tuples = parsed[parsed["error"].isna()]
     expected = [("k", 3)] if source == "ZIPF" else [("AAPL", 1), ("TSLA", 1)]

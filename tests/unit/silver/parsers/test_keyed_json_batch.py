@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 from silver.parsers.common import MAX_EVENT_SKEW_MS, MAX_KEY_BYTES, ParseError
 from silver.parsers.keyed_json import parse_keyed_json, parse_keyed_json_batch
+from tests.messages import keyed_json
 
 NOW = 1_767_225_600_000
 
@@ -62,8 +61,7 @@ def _batch(payloads: list[bytes | None], kafka_ms: list[int]):
                                                      strict=True)]  # fmt: skip
 
 
-def _keyed(key: str, count: int, timestamp: int) -> bytes:
-    return json.dumps({"key": key, "count": count, "timestamp": timestamp}).encode()
+_keyed = keyed_json
 
 
 @pytest.mark.parametrize("kafka_ms", [NOW, 0, -1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import pickle
 
@@ -12,12 +13,12 @@ from silver.parsers.common import MAX_EVENT_SKEW_MS, ParseError
 from silver.parsers.json_tweets import parse_election_tweet, parse_ticker_tweet
 from silver.parsers.keyed_json import parse_keyed_json
 from silver.parsers.pageviews import parse_pageviews, parse_pageviews_by_lang
+from tests.messages import keyed_json
 
 NOW = 1_767_225_600_000
 
 
-def _keyed(**fields):
-    return json.dumps({"key": "k", "count": 1, "timestamp": NOW, **fields}).encode()
+_keyed = functools.partial(keyed_json, timestamp=NOW)
 
 
 def _tweet(text="Buying $AAPL", created_at=NOW, **extra):

@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.kafka.source import KafkaTopic
 from core.spark.proxies import releasing_proxies
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-    from core.kafka.source import KafkaTopic
     from core.run_plan import RunPlan
+    from core.spark.foreach_batch import BatchWriter
     from core.tables.base import TableBackend
-    from core.tables.sink import BatchWriter
     from core.warehouse import Warehouse
 
 __all__ = ["IN_MEMORY_STATE_STORE", "RunContext", "Stage", "StageDef", "start_query"]
@@ -62,6 +62,14 @@ class RunContext:
     def checkpoint(self, query: str) -> str:
         """The checkpoint folder of this run's ``query``."""
         return str(self.warehouse.checkpoint(f"{self.plan.run_id}-{query}"))
+
+    @property
+    def landed_topic(self) -> KafkaTopic | None:
+        """The topic silver's read tasks land in bronze themselves, if they can; bronze then
+        has no query of its own. They can with a Kafka topic and a backend whose tasks write
+        files (:attr:`~core.tables.base.TableBackend.commits_task_files`)."""
+        source = self.source
+        return source if isinstance(source, KafkaTopic) and self.backend.commits_task_files else None
 
 
 @dataclass(frozen=True)
