@@ -15,10 +15,18 @@ seed each run, to hunt for rare inputs on demand.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# A pytest-xdist worker's __main__ has neither a spec nor a file, which pyspark's Connect
+# import check takes for a doctest run and answers with sys.exit(0) (great_expectations
+# imports pyspark.sql.connect). An interactive-looking worker makes it fall through to
+# its usual answer here: ImportError, no grpc.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    sys.ps1 = getattr(sys, "ps1", ">>> ")
 
 # Grouping kernels compile on first use and the machines are shared: time limits per
 # example would flag the compiler and the neighbours, not the code under test.
