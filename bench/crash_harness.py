@@ -23,6 +23,7 @@ Usage: ``python -m bench.crash_harness --pipeline grouping|join --kills N --seed
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import shutil
@@ -52,7 +53,8 @@ DEFAULT_SIZE = {"grouping": 6000, "join": 4000}
 """Messages (grouping) or left records (join): several micro-batches per stage."""
 
 _ATTEMPTS = 3
-"""Runs per planned kill: a run that ends before its kill was due is started again."""
+"""Runs per planned kill: a run that ends before its kill was due is started again, aimed
+at its step's start (a step with little left to do may end before any later moment)."""
 
 
 @dataclass(frozen=True)
@@ -201,8 +203,9 @@ def run_harness(pipeline: str, kills: int, seed: int, workdir: Path, size: int |
         result.seconds["reference"] = time.monotonic() - started
         started = time.monotonic()
         seconds = {(step, n): s for step, n, s in _step_durations(reference.events)}
-        for target in plan_kills(list(seconds), kills, seed):
-            for _attempt in range(_ATTEMPTS):
+        for planned in plan_kills(list(seconds), kills, seed):
+            for attempt in range(_ATTEMPTS):
+                target = planned if attempt == 0 else dataclasses.replace(planned, fraction=0.0)
                 killed = job("crashed", f"kill-{len(result.kills) + len(result.missed):02d}.log")
                 kill = _kill_once(killed, target, seconds[target.step, target.occurrence], deadline)
                 # A step with less left to do than in the reference runs shorter: aim by its last run.

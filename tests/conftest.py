@@ -51,11 +51,30 @@ HEAVY_FIXTURES = frozenset({"spark", "kafka_broker", "s3_endpoint", "browser"})
 """A test using any of these (directly or through another fixture) is slow."""
 
 
+LONGEST_FIRST = (
+    "tests/integration/test_crash_harness.py",
+    "tests/integration/kafka/test_infrastructure_profile.py",
+    "tests/integration/kafka/test_task_failures.py",
+    "tests/integration/documented/test_shown_jobs.py",
+    "tests/integration/documented/test_shown_embedded_broker.py",
+    "tests/integration/documented/test_shown_s3.py",
+    "tests/integration/kafka/test_embedded_broker_durability.py",
+    "tests/integration/storage/test_s3_warehouse.py",
+    "tests/integration/test_shared_job_cluster.py",
+    "tests/integration/kafka/test_tls_kafka.py",
+)
+"""The modules that take a minute or more, longest first: scripts/test.sh's two workers
+(pytest-xdist, one module at a time, in this order) start them before the many short
+ones, so both workers end together."""
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by mark
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if HEAVY_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable
 
 
 def _refuse(what: str) -> None:

@@ -31,7 +31,7 @@ from tests.exact_counts import dataset_counts, gold_counts
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[3]
-SOURCE, MESSAGES = "ZIPF", 20_000
+SOURCE, MESSAGES = "ZIPF", 8_000  # four micro-batches of 2,000 per grouping
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_killed_driver_resumes_on_a_cluster_with_the_warehouse_in_object_storage
                "--bootstrap-servers", bootstrap, "--profile", "local", "--topic", "infra",
                "--dataset", SOURCE, "--messages", str(MESSAGES), "--workers", "4",
                "--partitions", "2", "--grouping", "DYNAMIC_KEY,PARTIAL_KEY",
-               "--max-offsets-per-trigger", "2500", "--warehouse", warehouse,
+               "--max-offsets-per-trigger", "2000", "--warehouse", warehouse,
                "--config", str(config)]  # fmt: skip
     env, log = _environment(s3_options), tmp_path / "first.log"
     with open(log, "wb") as out:
