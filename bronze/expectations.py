@@ -5,6 +5,7 @@ from __future__ import annotations
 from great_expectations import ExpectationSuite
 from great_expectations import expectations as gxe
 
+from bronze.schemas import RAW_EVENTS
 from core.config import QualityConfig
 from core.quality import Check, TableRef, new_suite
 
@@ -32,4 +33,4 @@ def raw_events_suite(config: QualityConfig) -> ExpectationSuite:
 def checks(config: QualityConfig, workers: int) -> list[Check]:
     """Bronze's checks of one run (``workers`` is unused: bronze knows no routing)."""
     del workers
-    return [Check(raw_events_suite(config), (TableRef("bronze", "raw_events", RAW_EVENTS_CHECKED),))]
+    return [Check(raw_events_suite(config), (TableRef(*RAW_EVENTS, RAW_EVENTS_CHECKED),))]

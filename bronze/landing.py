@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
-from bronze.schemas import RAW_EVENTS_ARROW
+from bronze.schemas import RAW_EVENTS, RAW_EVENTS_ARROW
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaRange, read_range
 from core.storage import Storage
@@ -31,7 +31,7 @@ from core.tables.base import DataFile
 
 __all__ = ["LANDING_TARGET", "bronze_batches", "write_landed"]
 
-LANDING_TARGET = "raw_events"
+LANDING_TARGET = RAW_EVENTS[1]
 """The landed files' ``target`` (:data:`core.tables.task_files.TASK_FILES_DDL`)."""
 
 

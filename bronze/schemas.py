@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["RAW_EVENTS_ARROW", "RAW_EVENTS_COLUMNS"]
+__all__ = ["RAW_EVENTS", "RAW_EVENTS_ARROW", "RAW_EVENTS_COLUMNS"]
+
+RAW_EVENTS = ("bronze", "raw_events")
+"""Bronze's table (layer, name): every message as received."""
 
 # Same columns as Spark's Kafka source, plus the run that landed the message.
 RAW_EVENTS_COLUMNS = ("run_id", "topic", "partition", "offset", "timestamp", "key", "value")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bronze.schemas import RAW_EVENTS
 from bronze.stream import raw_events
 from core.kafka.source import KafkaTopic
 from core.stages import RunContext, Stage, StageDef
@@ -11,13 +12,13 @@ __all__ = ["BRONZE"]
 
 
 def _build(run: RunContext) -> Stage:
-    table = run.warehouse.table_uri("bronze", "raw_events")
+    table = run.warehouse.table_uri(*RAW_EVENTS)
     app_id, checkpoint = f"{run.plan.run_id}-bronze", run.checkpoint("bronze")
     rows = run.source.rows(run.spark) if isinstance(run.source, KafkaTopic) else run.source
     writer = foreach_batch_writer(run.backend, table, app_id)
     return Stage("bronze", raw_events(rows, run.plan.run_id), writer, checkpoint)
 
 
-BRONZE = StageDef("bronze", ("bronze", "raw_events"), _build)
+BRONZE = StageDef("bronze", RAW_EVENTS, _build)
 """Lands every message as received, tagged with the run (as rows, through the driver or
 delta-spark; see :attr:`~core.stages.RunContext.landed_topic` for the tasks' own landing)."""

@@ -27,7 +27,7 @@ from core.warehouse import Warehouse
 from gold.hot_keys import hot_keys_from_snapshots
 from gold.metrics.partials import RunPartials
 from gold.partials_feed import RunPartialsFeed
-from silver.schemas import silver_app_id
+from silver.schemas import WORKER_WINDOWS, silver_app_id
 
 __all__ = ["partials_feed", "refresh_gold"]
 
@@ -70,7 +70,7 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, plan: RunPlan,
         feed: the run's partials feed from earlier refreshes (:func:`partials_feed`);
             None reads the run's partials from the start.
     """
-    windows = warehouse.table_uri("silver", "worker_windows")
+    windows = warehouse.table_uri(*WORKER_WINDOWS)
     # The run's last silver micro-batch: other runs' commits to the shared silver
     # tables change nothing of this run's gold, so they never trigger a rewrite.
     batch = backend.transaction_version(windows, silver_app_id(plan.run_id))

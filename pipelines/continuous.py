@@ -30,6 +30,7 @@ from core.tables.delta_log import newest_version
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
 from pipelines.medallion import Source, StageTimes, stages
+from silver.schemas import WORKER_WINDOWS
 
 __all__ = ["GoldRefresh", "run_continuous"]
 
@@ -125,7 +126,7 @@ def run_continuous(spark: SparkSession, source: Source, plan: RunPlan, warehouse
     feed = partials_feed(warehouse, plan)
     run = RunContext(spark, source, plan, warehouse, backend,
                      snapshot_every=max(1, round(SNAPSHOT_EVERY_S / trigger_s)))  # fmt: skip
-    windows = str(warehouse.table_uri("silver", "worker_windows"))
+    windows = str(warehouse.table_uri(*WORKER_WINDOWS))
     windows_version: int | None = None
     committed = threading.Event()  # the last stage wrote a micro-batch
     all_started = False

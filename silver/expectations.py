@@ -16,8 +16,10 @@ from great_expectations import expectations as gxe
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from bronze.schemas import RAW_EVENTS
 from core.config import QualityConfig
 from core.quality import Check, TableRef, new_suite
+from silver.schemas import WORKER_WINDOWS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -137,8 +139,8 @@ def checks(config: QualityConfig, workers: int) -> list[Check]:
     return [
         Check(routed_suite(config, workers), (routed,)),
         Check(quarantine_suite(config), (quarantine,)),
-        Check(worker_windows_suite(config, workers), (TableRef("silver", "worker_windows"),)),
+        Check(worker_windows_suite(config, workers), (TableRef(*WORKER_WINDOWS),)),
         Check(worker_latency_suite(config, workers), (TableRef("silver", "worker_latency"),)),
-        Check(accounting_suite(), (TableRef("bronze", "raw_events", tuple(_MESSAGE)), routed,
+        Check(accounting_suite(), (TableRef(*RAW_EVENTS, tuple(_MESSAGE)), routed,
                                    quarantine), accounting_frame),
     ]  # fmt: skip

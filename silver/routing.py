@@ -10,6 +10,7 @@ worker -1 so the writer can account for every bronze message in one batch.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 
 from core.gc_pause import gc_paused
+from core.run_plan import RunPlan
 from core.tables.task_files import TASK_FILES_ARROW, TaskLanding, streaming_batch_id
 from silver.blocks import FILES, ROUTED, pack_table, unpack
 from silver.groupings.registry import grouping_class
@@ -24,10 +26,28 @@ from silver.parsing import parse_raw_events
 from silver.schemas import ROUTED_ARROW, split_routed
 from silver.workers import tuples_by_worker
 
-__all__ = ["ROUTED_COLUMNS", "route_blocks_with_state", "route_splitter_rows", "snapshot_row"]
+__all__ = ["ROUTED_COLUMNS", "Routing", "route_blocks_with_state", "route_splitter_rows",
+           "snapshot_row"]  # fmt: skip
 
 ROUTED_COLUMNS = ["splitter", "partition", "offset", "tuple_index", "count", "event_time_ms",
                   "worker", "run_id", "key", "error", "payload", "record"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Routing:
+    """What the routing step needs of a run, shipped to the tasks with it: how messages parse,
+    how many splitters route them, and which grouping over how many workers."""
+
+    source_type: str
+    splitters: int
+    grouping: str
+    workers: int
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, plan: RunPlan) -> Routing:
+        """The plan's routing."""
+        return cls(plan.source_type, plan.splitters, plan.grouping, plan.workers, dict(plan.params))
 
 
 def route_splitter_rows(
@@ -61,8 +81,7 @@ def snapshot_row(rows: pd.DataFrame, snapshot: bytes) -> pd.DataFrame:
 
 
 def route_blocks_with_state(
-    key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any, source_type: str,
-    splitters: int, grouping: str, workers: int, params: dict[str, Any],
+    key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: Any, routing: Routing,
     worker_keys: Sequence[int], land: TaskLanding | None, snapshot_every: int = 1,
 ) -> Iterator[pd.DataFrame]:  # fmt: skip
     """``applyInPandasWithState`` adapter: one splitter's packed bronze rows, parsed and routed.
@@ -85,9 +104,10 @@ def route_blocks_with_state(
         blocks = pd.concat(list(frames), ignore_index=True)
         landed = (blocks["kind"] == FILES).to_numpy()
         raw = unpack(blocks.loc[~landed, "block"]).to_pandas()
-        rows = parse_raw_events(raw, source_type, splitters)
+        rows = parse_raw_events(raw, routing.source_type, routing.splitters)
         previous = state.get[0] if state.exists else None
-        routed, snapshot = route_splitter_rows(rows, previous, grouping, workers, params)
+        routed, snapshot = route_splitter_rows(rows, previous, routing.grouping, routing.workers,
+                                               routing.params)  # fmt: skip
         recorded = snapshot_every == 1 or streaming_batch_id() % snapshot_every == 0
         table = pa.concat_tables(
             pa.Table.from_pandas(frame, schema=ROUTED_ARROW, preserve_index=False)
@@ -104,5 +124,5 @@ def route_blocks_with_state(
     state.update((snapshot,))
     # The splitter's own output rides with one worker's tuples: any group would do.
     passed = pd.DataFrame(own, columns=["kind", "rows", "block"])
-    passed.insert(0, "worker_group", worker_keys[splitter % workers])
+    passed.insert(0, "worker_group", worker_keys[splitter % routing.workers])
     yield pd.concat([passed, per_worker], ignore_index=True)

@@ -14,9 +14,14 @@ __all__ = [
     "ROUTING_STATE_DDL",
     "ROUTING_TARGETS",
     "SNAPSHOTS_ARROW",
+    "WORKER_WINDOWS",
     "silver_app_id",
     "split_routed",
 ]  # fmt: skip
+
+WORKER_WINDOWS = ("silver", "worker_windows")
+"""The workers' windowed partials (layer, name): the last silver table a run writes, gold's input."""
+
 
 def silver_app_id(run_id: str) -> str:
     """The silver query's application id: each silver table records its micro-batches under it."""

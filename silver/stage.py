@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from bronze.schemas import RAW_EVENTS_ARROW
+from bronze.schemas import RAW_EVENTS, RAW_EVENTS_ARROW
 from core.spark.placement import spread_group_keys
 from core.spark.session import delta_spark_available
 from core.stages import IN_MEMORY_STATE_STORE, RunContext, Stage, StageDef
 from core.tables import read_delta_stream
-from silver.schemas import silver_app_id
+from silver.routing import Routing
+from silver.schemas import WORKER_WINDOWS, silver_app_id
 from silver.sink import SilverTables, silver_batch_writer
 from silver.stream import (
     BRONZE_INPUT,
@@ -30,7 +31,7 @@ __all__ = ["SILVER"]
 
 def _silver(run: RunContext) -> Stage:
     spark, plan, warehouse = run.spark, run.plan, run.warehouse
-    bronze = str(warehouse.table_uri("bronze", "raw_events"))
+    bronze = str(warehouse.table_uri(*RAW_EVENTS))
     # Both steps share the query's shuffle partitions: one per splitter, and up to
     # two per core for the workers. Grouping keys give each splitter and each worker
     # a partition of its own while there are enough, so Spark's scheduler balances
@@ -49,6 +50,7 @@ def _silver(run: RunContext) -> Stage:
     # With delta-rs the tasks write the tables' files; the driver commits their names.
     landing = run.backend.commits_task_files
     routing_land = tables.routing_landing(warehouse.storage, app_id) if landing else None
+    routing = Routing.of(plan)
     serving = WorkerServing(plan.run.worker_window_ms, plan.run.process_ms, plan.speed, plan.run_id,
                             tables.partials_landing(warehouse.storage, app_id) if landing else None,
                             cpu_work=physical)  # fmt: skip
@@ -56,24 +58,19 @@ def _silver(run: RunContext) -> Stage:
         run.backend.create_if_missing(bronze, RAW_EVENTS_ARROW)
         blocks = read_kafka_blocks(spark, topic, warehouse.storage, bronze, plan.run_id,
                                    plan.splitters, splitter_keys)  # fmt: skip
-        routed = route_blocks(blocks, plan.source_type, plan.splitters, plan.grouping,
-                              plan.workers, plan.params, worker_keys, routing_land,
-                              run.snapshot_every)  # fmt: skip
+        routed = route_blocks(blocks, routing, worker_keys, routing_land, run.snapshot_every)
     # Reading bronze, bounded bytes per micro-batch bound its memory, however many
     # files a bronze commit has.
     elif delta_spark_available(spark):
         rows = read_delta_stream(spark, bronze, columns=BRONZE_INPUT,
                                  max_bytes_per_trigger=plan.run.silver_max_bytes_per_trigger)  # fmt: skip
-        routed = route_stream(rows.where(F.col("run_id") == plan.run_id), plan.source_type,
-                              plan.splitters, plan.grouping, plan.workers, plan.params,
-                              worker_keys, routing_land, shuffle_partitions=partitions,
+        routed = route_stream(rows.where(F.col("run_id") == plan.run_id), routing, worker_keys,
+                              routing_land, shuffle_partitions=partitions,
                               snapshot_every=run.snapshot_every)  # fmt: skip
     else:  # rows are packed as the bronze files are read
         blocks = read_bronze_blocks(spark, warehouse.storage, bronze, plan.run_id, plan.splitters,
                                     splitter_keys, plan.run.silver_max_bytes_per_trigger)  # fmt: skip
-        routed = route_blocks(blocks, plan.source_type, plan.splitters, plan.grouping,
-                              plan.workers, plan.params, worker_keys, routing_land,
-                              run.snapshot_every)  # fmt: skip
+        routed = route_blocks(blocks, routing, worker_keys, routing_land, run.snapshot_every)
     # The workers serve each micro-batch in the writer: one stateful step per query.
     writer = silver_batch_writer(run.backend, warehouse.storage, tables, app_id, serving)
     # The routing's state is one small snapshot per splitter: the in-memory store
@@ -83,6 +80,6 @@ def _silver(run: RunContext) -> Stage:
                  state_store=IN_MEMORY_STATE_STORE)  # fmt: skip
 
 
-SILVER = StageDef("silver", ("silver", "worker_windows"), _silver)
+SILVER = StageDef("silver", WORKER_WINDOWS, _silver)
 """Parses the messages, routes each tuple with the run's grouping, and each
 worker counts its tuples per window and serves them in its FIFO queue."""

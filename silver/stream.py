@@ -34,7 +34,7 @@ from core.tables.task_files import TaskLanding
 from silver.blocks import BRONZE, BRONZE_BLOCKS_DDL, ROUTED_BLOCKS_DDL, bronze_blocks
 from silver.bronze_source import BronzeBlocksSource
 from silver.kafka_blocks import KafkaBlocksSource
-from silver.routing import route_blocks_with_state
+from silver.routing import Routing, route_blocks_with_state
 from silver.schemas import BRONZE_INPUT, ROUTING_STATE_DDL
 from silver.workers import WORKER_OUTPUT_DDL, QueueState, WorkerServing, serve_worker_group
 
@@ -85,8 +85,7 @@ def _pack_rows(batches: Iterator[pa.RecordBatch], splitters: int,
             yield bronze_blocks(batch, splitters, group_keys)
 
 
-def route_blocks(blocks: DataFrame, source_type: str, splitters: int, grouping: str,
-                 workers: int, params: dict[str, Any], worker_keys: Sequence[int],
+def route_blocks(blocks: DataFrame, routing: Routing, worker_keys: Sequence[int],
                  land: TaskLanding | None = None, snapshot_every: int = 1) -> DataFrame:  # fmt: skip
     """``groupBy(splitter).applyInPandasWithState``: each splitter owns a grouping instance.
 
@@ -96,8 +95,7 @@ def route_blocks(blocks: DataFrame, source_type: str, splitters: int, grouping: 
     ``land``, or packed; see :func:`silver.routing.route_blocks_with_state`), with
     their routing snapshots every ``snapshot_every`` micro-batches.
     """
-    route = functools.partial(route_blocks_with_state, source_type=source_type, splitters=splitters,
-                              grouping=grouping, workers=workers, params=dict(params),
+    route = functools.partial(route_blocks_with_state, routing=routing,
                               worker_keys=list(worker_keys), land=land,
                               snapshot_every=snapshot_every)  # fmt: skip
     return blocks.groupBy("splitter_group").applyInPandasWithState(
@@ -105,19 +103,17 @@ def route_blocks(blocks: DataFrame, source_type: str, splitters: int, grouping: 
     )
 
 
-def route_stream(raw_events: DataFrame, source_type: str, splitters: int, grouping: str,
-                 workers: int, params: dict[str, Any], worker_keys: Sequence[int],
+def route_stream(raw_events: DataFrame, routing: Routing, worker_keys: Sequence[int],
                  land: TaskLanding | None = None, shuffle_partitions: int | None = None,
                  snapshot_every: int = 1) -> DataFrame:  # fmt: skip
     """:func:`route_blocks` over any stream of bronze rows (packed here).
 
     ``shuffle_partitions``: what the query will start with (default: the session's).
     """
-    keys = group_keys_for(raw_events.sparkSession, splitters, shuffle_partitions)
-    pack = functools.partial(_pack_rows, splitters=splitters, group_keys=keys)
+    keys = group_keys_for(raw_events.sparkSession, routing.splitters, shuffle_partitions)
+    pack = functools.partial(_pack_rows, splitters=routing.splitters, group_keys=keys)
     blocks = raw_events.select(*BRONZE_INPUT).mapInArrow(pack, BRONZE_BLOCKS_DDL)
-    return route_blocks(blocks, source_type, splitters, grouping, workers, params, worker_keys,
-                        land, snapshot_every)  # fmt: skip
+    return route_blocks(blocks, routing, worker_keys, land, snapshot_every)
 
 
 def serve_workers(routed: DataFrame, serving: WorkerServing, queues: Mapping[int, QueueState],

@@ -17,6 +17,7 @@ from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, read_delta_stream
 from silver.blocks import ROUTED, unpack
 from silver.groupings.registry import make_grouping
+from silver.routing import Routing
 from silver.schemas import ROUTED_ARROW
 from silver.stream import read_bronze_blocks, route_blocks, route_stream
 from tests.integration.waiting import await_query
@@ -58,11 +59,11 @@ def _run_silver(spark, bronze: Path, checkpoint: Path, grouping: str, params: di
     if packed_on_read:  # the job's way: the read tasks pack the bronze files
         keys = group_keys_for(spark, PARTITIONS)
         blocks = read_bronze_blocks(spark, LOCAL_FILES, str(bronze), "r1", PARTITIONS, keys, 1)
-        routed = route_blocks(blocks, "ZIPF", PARTITIONS, grouping, 5, params, WORKER_KEYS,
+        routed = route_blocks(blocks, Routing("ZIPF", PARTITIONS, grouping, 5, params), WORKER_KEYS,
                               snapshot_every=snapshot_every)  # fmt: skip
     else:
         raw = read_delta_stream(spark, str(bronze), max_files_per_trigger=1)
-        routed = route_stream(raw, "ZIPF", PARTITIONS, grouping, 5, params, WORKER_KEYS,
+        routed = route_stream(raw, Routing("ZIPF", PARTITIONS, grouping, 5, params), WORKER_KEYS,
                               snapshot_every=snapshot_every)  # fmt: skip
 
     def collect(df, batch_id: int) -> None:

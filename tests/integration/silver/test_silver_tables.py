@@ -25,6 +25,7 @@ from core.tables.task_files import (
 )
 from gold.metrics.partials import RunPartials
 from silver.blocks import FILES, ROUTED_BLOCKS_DDL, TUPLES, pack
+from silver.routing import Routing
 from silver.schemas import ROUTED_TABLE_ARROW, SNAPSHOTS_ARROW
 from silver.sink import SilverTables, silver_batch_writer
 from silver.stream import route_stream
@@ -80,7 +81,7 @@ def _writer(backend, tables: SilverTables):
 def _stage(spark, tmp_path, backend) -> Stage:
     tables, partitions = _tables(tmp_path), 4
     raw = read_delta_stream(spark, str(tmp_path / "bronze"), max_files_per_trigger=1)
-    routed = route_stream(raw, "TWITTER_TICKER", SPLITTERS, "DYNAMIC_KEY", WORKERS, {},
+    routed = route_stream(raw, Routing("TWITTER_TICKER", SPLITTERS, "DYNAMIC_KEY", WORKERS),
                           spread_group_keys(WORKERS, partitions),
                           tables.routing_landing(LOCAL_FILES, APP), shuffle_partitions=partitions)  # fmt: skip
     return Stage("silver", routed, _writer(backend, tables), str(tmp_path / "ckpt"),
