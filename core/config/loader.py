@@ -14,6 +14,7 @@ refuses a value whose name marks it as a secret.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,8 +59,12 @@ class ConfigError(DkgError, ValueError):
 
 
 def default_conf_dir() -> Path:
-    """The repository's ``conf/`` folder."""
-    return Path(__file__).resolve().parents[2] / "conf"
+    """The project's ``conf/`` folder: the checkout's (an editable install), else the one a
+    wheel installed under ``<prefix>/share/dkg-lakehouse/conf`` (pyproject.toml's data-files)."""
+    checkout = Path(__file__).resolve().parents[2] / "conf"
+    if checkout.is_dir():
+        return checkout
+    return Path(sys.prefix) / "share" / "dkg-lakehouse" / "conf"
 
 
 def _shown(path: Path) -> str:
