@@ -17,7 +17,7 @@ from typing import Any
 
 from core.config import RunConfig
 
-__all__ = ["RunPlan"]
+__all__ = ["RunPlan", "query_id"]
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,8 @@ class RunPlan:
         """W (``run.workers``): what every layer sizes itself by."""
         return self.run.workers
 
+
+def query_id(run_id: str, query: str) -> str:
+    """A run's writer by name (``bronze``, ``silver``, ``gold``, ``join``): its Delta application
+    id, under which every table it writes records its micro-batches, and its checkpoint's name."""
+    return f"{run_id}-{query}"

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from core.logs import figures
+from core.run_plan import query_id
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 
@@ -119,7 +120,7 @@ def refresh_join_gold(backend: TableBackend, warehouse: Warehouse, run_id: str,
     rejects = _read(backend, warehouse, "join_rejects", run_id).to_pandas()
     stats = join_window_stats(joined, rejects, window_ms, run_id)
     backend.merge(warehouse.table_uri("gold", "join_stats"), stats,
-                  ["run_id", "scope", "window_start_ms"], f"{run_id}-gold",
+                  ["run_id", "scope", "window_start_ms"], query_id(run_id, "gold"),
                   time.time_ns() // 1_000)  # fmt: skip
     cumulative = stats[stats["scope"] == "cumulative"].iloc[0].to_dict()
     logger.info("gold.join_stats for %s: %s", run_id,

@@ -20,7 +20,7 @@ import logging
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from core.run_plan import RunPlan
+from core.run_plan import RunPlan, query_id
 from core.tables.base import TableBackend
 from core.tables.sink import written_everywhere
 from core.warehouse import Warehouse
@@ -76,7 +76,7 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, plan: RunPlan,
     batch = backend.transaction_version(windows, silver_app_id(plan.run_id))
     if batch is None:
         return False
-    app_id = f"gold-refresh-{plan.run_id}"
+    app_id = query_id(plan.run_id, "gold")
     gold = {name: warehouse.table_uri("gold", name)
             for name in ("key_counts", "worker_load", "distribution_metrics", "hot_keys",
                          "worker_busy")}  # fmt: skip

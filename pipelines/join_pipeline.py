@@ -31,6 +31,7 @@ from core.kafka.admin import BrokerError, end_offsets, topic_exists
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
 from core.logs import RESULT, figure, figures
+from core.run_plan import query_id
 from core.spark.input_rows import input_rows
 from core.spark.python_workers import start_python_workers
 from core.stages import Stage, start_query
@@ -164,13 +165,14 @@ def start_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
     cap = request.max_offsets_per_trigger
     topics = tuple(KafkaTopic(request.client, t, "earliest", cap) for t in request.topics)
     tables = {name: warehouse.table_uri("silver", name) for name in JOIN_TABLES}
-    land = (TaskLanding(warehouse.storage, tables, run_id)
+    app_id = query_id(run_id, "join")
+    land = (TaskLanding(warehouse.storage, tables, app_id)
             if backend.commits_task_files else None)  # fmt: skip
     rows = join_stream(spark, topics, request.params, request.shards, run_id, land)  # type: ignore[arg-type]
-    writer = join_batch_writer(backend, tables, run_id)
+    writer = join_batch_writer(backend, tables, app_id)
     # Started as the grouping's stages are: a checkpoint a kill left without its first
     # batch is cleared first, or Spark refuses it ("should be empty on batch 0").
-    stage = Stage("join", rows, writer, str(warehouse.checkpoint(f"{run_id}-join")))
+    stage = Stage("join", rows, writer, str(warehouse.checkpoint(app_id)))
     if trigger_s is None:
         return start_query(stage, availableNow=True)
     start_python_workers(spark)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from core.run_plan import query_id
+
 __all__ = [
     "BRONZE_INPUT",
     "QUARANTINE_ARROW",
@@ -25,7 +27,7 @@ WORKER_WINDOWS = ("silver", "worker_windows")
 
 def silver_app_id(run_id: str) -> str:
     """The silver query's application id: each silver table records its micro-batches under it."""
-    return f"{run_id}-silver"
+    return query_id(run_id, "silver")
 
 
 # What parsing needs of a bronze row; the Kafka key and topic stay in bronze.

@@ -76,7 +76,9 @@ def test_killed_driver_resumes_on_a_cluster_with_the_warehouse_in_object_storage
     config = tmp_path / "cluster.yaml"
     config.write_text(yaml.safe_dump({
         "spark": {"conf": {"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
-                            "spark.eventLog.compress": "false"}},
+                            "spark.eventLog.compress": "false",
+                            # A few micro-batches each: start-up dominates, the quick compiler pays.
+                            "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1"}},
         # Checkpoints and state stores: a folder the executors share (this machine's).
         "warehouse": {"state_dir": str(tmp_path / "state")},
     }))  # fmt: skip

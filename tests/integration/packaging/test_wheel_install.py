@@ -37,9 +37,12 @@ def installed(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     (wheel,) = (root / "dist").glob("dkg_lakehouse-*.whl")
     venv = root / "venv"
     assert _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], root).returncode == 0
-    done = _run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--prefix", str(venv),
-                 str(wheel)], root)  # fmt: skip
+    # --ignore-installed: pip would otherwise uninstall this environment's own (editable) copy.
+    done = _run([sys.executable, "-m", "pip", "install", "--no-deps", "--ignore-installed", "-q",
+                 "--prefix", str(venv), str(wheel)], root)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
+    kept = _run([sys.executable, "-c", "import pipelines; print(pipelines.__file__)"], root)
+    assert kept.stdout.startswith(str(REPO)), kept.stderr[-2000:]  # this environment's copy untouched
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
            "PYTHONPATH": sysconfig.get_paths()["purelib"]}  # the dependencies, not the checkout
     return venv, env
