@@ -47,7 +47,7 @@ def _embedded_broker_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFact
         yield
 
 
-HEAVY_FIXTURES = frozenset({"spark", "kafka_broker", "s3_endpoint", "browser"})
+HEAVY_FIXTURES = frozenset({"spark", "kafka_broker", "join_bootstrap", "s3_endpoint", "browser"})
 """A test using any of these (directly or through another fixture) is slow."""
 
 
