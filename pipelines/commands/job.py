@@ -72,14 +72,9 @@ def _overrides(items: Sequence[str]) -> dict[str, str]:
 
 def _spec_path(given: str) -> Path:
     from pipelines.job_specs import JobSpecError
-    from pipelines.job_specs.bundled import JOB_SUFFIXES, bundled_names, find_conf_file
+    from pipelines.job_specs.bundled import JOB_SUFFIXES, require_conf_file
 
-    found = find_conf_file(given, "jobs", JOB_SUFFIXES)
-    if found is None:
-        names = ", ".join(bundled_names("jobs", JOB_SUFFIXES)) or "none"
-        raise JobSpecError(f"cannot read job spec {given}: no such file here, nor among the "
-                           f"project's specs ({names})")  # fmt: skip
-    return found
+    return require_conf_file(given, "jobs", JOB_SUFFIXES, "job spec ", "specs", JobSpecError)
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -65,14 +65,9 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _sql_file(given: str) -> Path:
-    from pipelines.job_specs.bundled import SQL_SUFFIXES, bundled_names, find_conf_file
+    from pipelines.job_specs.bundled import SQL_SUFFIXES, require_conf_file
 
-    found = find_conf_file(given, "sql", SQL_SUFFIXES)
-    if found is None:
-        names = ", ".join(bundled_names("sql", SQL_SUFFIXES)) or "none"
-        raise UsageError(f"cannot read {given}: no such file here, nor among the project's "
-                         f"SQL files ({names})")  # fmt: skip
-    return found
+    return require_conf_file(given, "sql", SQL_SUFFIXES, "", "SQL files", UsageError)
 
 
 def _text(args: argparse.Namespace) -> str:

@@ -9,11 +9,12 @@ folder, reads the project's file; a file that exists is always read as it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from core.config import default_conf_dir
 
-__all__ = ["JOB_SUFFIXES", "SQL_SUFFIXES", "bundled_names", "find_conf_file"]
+__all__ = ["JOB_SUFFIXES", "SQL_SUFFIXES", "bundled_names", "find_conf_file", "require_conf_file"]
 
 JOB_SUFFIXES = (".yml", ".yaml")
 SQL_SUFFIXES = (".sql",)
@@ -65,3 +66,18 @@ def find_conf_file(given: str | Path, kind: str, suffixes: tuple[str, ...]) -> P
     if path.is_file() or path.is_absolute():
         return path
     return _bundled(path, kind, suffixes)
+
+
+def require_conf_file(given: str, kind: str, suffixes: tuple[str, ...], what: str, listed: str,
+                      error: Callable[[str], Exception]) -> Path:  # fmt: skip
+    """:func:`find_conf_file`, or ``error`` naming ``given`` and the project's files of that kind.
+
+    ``what`` prefixes the name in the message (``"job spec "``); ``listed`` names the
+    project's files (``"specs"``, ``"SQL files"``).
+    """
+    found = find_conf_file(given, kind, suffixes)
+    if found is None:
+        names = ", ".join(bundled_names(kind, suffixes)) or "none"
+        raise error(f"cannot read {what}{given}: no such file here, nor among the project's "
+                    f"{listed} ({names})")  # fmt: skip
+    return found
