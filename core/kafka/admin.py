@@ -80,6 +80,12 @@ def librdkafka_problem(errors: Sequence[Any]) -> str | None:
     return f"{text} ({hint})" if hint else text
 
 
+def _why(polled: Any, errors: list[Any], exc: Exception) -> str:
+    """Why a request of the client ``polled`` failed: the error librdkafka met meanwhile, else its own."""
+    polled.poll(0)  # hands over the errors librdkafka met meanwhile
+    return librdkafka_problem(errors) or exc.args[0].str()
+
+
 def _admin(client: KafkaClient, errors: list[Any]) -> Any:  # confluent-kafka is untyped
     from confluent_kafka.admin import AdminClient
 
@@ -95,9 +101,8 @@ def _topics(client: KafkaClient) -> dict[str, Any]:
     try:
         return dict(admin.list_topics(timeout=_TIMEOUT_S).topics)
     except KafkaException as exc:
-        admin.poll(0)  # hands over the errors librdkafka met meanwhile
-        reason = librdkafka_problem(errors) or exc.args[0].str()
-        raise BrokerError(f"cannot list the topics of {client.bootstrap}: {reason}") from None
+        raise BrokerError(f"cannot list the topics of {client.bootstrap}: "
+                          f"{_why(admin, errors, exc)}") from None
 
 
 def topic_exists(client: KafkaClient, topic: str) -> bool:
@@ -128,9 +133,8 @@ def ensure_topic(client: KafkaClient, topic: str, partitions: int | None = None)
     except KafkaException as exc:
         if exc.args and exc.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
             return False
-        admin.poll(0)
-        reason = librdkafka_problem(errors) or exc.args[0].str()
-        raise BrokerError(f"cannot create topic {topic} on {client.bootstrap}: {reason}") from None
+        raise BrokerError(f"cannot create topic {topic} on {client.bootstrap}: "
+                          f"{_why(admin, errors, exc)}") from None
     logger.info("created topic %s on %s", topic, client.bootstrap)
     return True
 
@@ -155,8 +159,7 @@ def end_offsets(client: KafkaClient, topic: str) -> dict[int, int]:
                                                       timeout=_TIMEOUT_S)[1])
                 for p in sorted(metadata.partitions)}  # fmt: skip
     except KafkaException as exc:
-        consumer.poll(0)
-        reason = librdkafka_problem(errors) or exc.args[0].str()
-        raise BrokerError(f"cannot read the end offsets of {topic}: {reason}") from None
+        raise BrokerError(f"cannot read the end offsets of {topic}: "
+                          f"{_why(consumer, errors, exc)}") from None
     finally:
         consumer.close()
