@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.run_plan import query_id
 from core.storage import LOCAL_FILES
 from core.tables.delta_log import latest_version, read_commit
-from silver.schemas import silver_app_id
 
 if TYPE_CHECKING:
     from core.warehouse import Warehouse
@@ -87,7 +87,7 @@ def refreshed_windows_versions(warehouse: Warehouse, run_id: str) -> list[int]:
                           f"gold-refresh-{run_id}")  # fmt: skip
     batches = np.array([built[v] for v in sorted(built)], dtype=np.int64)
     windows = warehouse.table_uri("silver", "worker_windows")
-    return _committed_versions(windows, silver_app_id(run_id), batches).tolist()
+    return _committed_versions(windows, query_id(run_id, "silver"), batches).tolist()
 
 
 def routed_versions(warehouse: Warehouse, run_id: str, windows_versions: Sequence[int]) -> list[int]:
@@ -96,7 +96,7 @@ def routed_versions(warehouse: Warehouse, run_id: str, windows_versions: Sequenc
     Both tables record the silver query's batches (routed first); -1 where a
     windows version holds no batch of the run.
     """
-    app_id = silver_app_id(run_id)
+    app_id = query_id(run_id, "silver")
     batch_of = _transactions(warehouse.table_uri("silver", "worker_windows"), app_id)
     routed_of = {batch: version for version, batch in
                  _transactions(warehouse.table_uri("silver", "routed"), app_id).items()}  # fmt: skip
@@ -163,7 +163,7 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
         stages = [("silver", silver, first_silver)]
     # Gold: the first refresh whose worker windows hold that silver batch.
     served = _committed_versions(warehouse.table_uri("silver", "worker_windows"),
-                                 silver_app_id(run_id), silver.ids)  # fmt: skip
+                                 query_id(run_id, "silver"), silver.ids)  # fmt: skip
     needed = np.where(first_silver < len(silver.ids),
                       served[np.minimum(first_silver, len(silver.ids) - 1)], -1)  # fmt: skip
     covered = np.array([r.windows_version if r.windows_version is not None else -1

@@ -5,7 +5,6 @@ from __future__ import annotations
 from bronze.schemas import RAW_EVENTS
 from bronze.stream import raw_events
 from core.kafka.source import KafkaTopic
-from core.run_plan import query_id
 from core.stages import RunContext, Stage, StageDef
 from core.tables.sink import foreach_batch_writer
 
@@ -14,7 +13,7 @@ __all__ = ["BRONZE"]
 
 def _build(run: RunContext) -> Stage:
     table = run.warehouse.table_uri(*RAW_EVENTS)
-    app_id, checkpoint = query_id(run.plan.run_id, "bronze"), run.checkpoint("bronze")
+    app_id, checkpoint = run.plan.query_id("bronze"), run.checkpoint("bronze")
     rows = run.source.rows(run.spark) if isinstance(run.source, KafkaTopic) else run.source
     writer = foreach_batch_writer(run.backend, table, app_id)
     return Stage("bronze", raw_events(rows, run.plan.run_id), writer, checkpoint)

@@ -38,6 +38,8 @@ class RunPlan:
         source: what ``gold.runs`` records as the source (dataset or format name).
         topic: the Kafka topic it reads.
         messages: the messages it covers, when known.
+        attempt: how many times the run was recomputed (``dkg run --recompute``): its
+            writers' ids carry it, so a recomputed run is not taken for one already written.
     """
 
     run_id: str
@@ -52,14 +54,20 @@ class RunPlan:
     source: str = ""
     topic: str = ""
     messages: int | None = None
+    attempt: int = 0
 
     @property
     def workers(self) -> int:
         """W (``run.workers``): what every layer sizes itself by."""
         return self.run.workers
 
+    def query_id(self, query: str) -> str:
+        """This attempt's writer ``query`` (see :func:`query_id`)."""
+        return query_id(self.run_id, query, self.attempt)
 
-def query_id(run_id: str, query: str) -> str:
+
+def query_id(run_id: str, query: str, attempt: int = 0) -> str:
     """A run's writer by name (``bronze``, ``silver``, ``gold``, ``join``): its Delta application
-    id, under which every table it writes records its micro-batches, and its checkpoint's name."""
-    return f"{run_id}-{query}"
+    id, under which every table it writes records its micro-batches, and its checkpoint's name.
+    A recomputed run's writers (``attempt`` > 0) are new writers."""
+    return f"{run_id}-{query}" if attempt == 0 else f"{run_id}-{query}-attempt{attempt}"

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.kafka.source import KafkaTopic
-from core.run_plan import query_id
 from core.spark.proxies import releasing_proxies
 
 if TYPE_CHECKING:
@@ -62,7 +61,7 @@ class RunContext:
 
     def checkpoint(self, query: str) -> str:
         """The checkpoint folder of this run's ``query``."""
-        return str(self.warehouse.checkpoint(query_id(self.plan.run_id, query)))
+        return str(self.warehouse.checkpoint(self.plan.query_id(query)))
 
     @property
     def landed_topic(self) -> KafkaTopic | None:

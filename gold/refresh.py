@@ -20,14 +20,14 @@ import logging
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from core.run_plan import RunPlan, query_id
+from core.run_plan import RunPlan
 from core.tables.base import TableBackend
 from core.tables.sink import written_everywhere
 from core.warehouse import Warehouse
 from gold.hot_keys import hot_keys_from_snapshots
 from gold.metrics.partials import RunPartials
 from gold.partials_feed import RunPartialsFeed
-from silver.schemas import WORKER_WINDOWS, silver_app_id
+from silver.schemas import WORKER_WINDOWS
 
 __all__ = ["partials_feed", "refresh_gold"]
 
@@ -73,10 +73,10 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, plan: RunPlan,
     windows = warehouse.table_uri(*WORKER_WINDOWS)
     # The run's last silver micro-batch: other runs' commits to the shared silver
     # tables change nothing of this run's gold, so they never trigger a rewrite.
-    batch = backend.transaction_version(windows, silver_app_id(plan.run_id))
+    batch = backend.transaction_version(windows, plan.query_id("silver"))
     if batch is None:
         return False
-    app_id = query_id(plan.run_id, "gold")
+    app_id = plan.query_id("gold")
     gold = {name: warehouse.table_uri("gold", name)
             for name in ("key_counts", "worker_load", "distribution_metrics", "hot_keys",
                          "worker_busy")}  # fmt: skip

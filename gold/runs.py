@@ -20,8 +20,11 @@ from core.run_plan import RunPlan
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 
-__all__ = ["RUNS_ARROW", "completed_results", "cumulative_metrics", "record_run", "run_row",
+__all__ = ["RUNS", "RUNS_ARROW", "completed_results", "cumulative_metrics", "record_run", "run_row",
            "stored_run"]  # fmt: skip
+
+RUNS = ("gold", "runs")
+"""The table's layer and name."""
 
 RUNS_ARROW = pa.schema([
     ("run_id", pa.string()), ("source", pa.string()), ("topic", pa.string()),
@@ -50,7 +53,7 @@ def record_run(backend: TableBackend, warehouse: Warehouse, row: dict[str, Any])
     """Insert or update the run's row (``RUNS_ARROW`` columns; ``parameters`` as a dict)."""
     values = {**row, "parameters": json.dumps(row["parameters"], sort_keys=True)}
     table = pa.Table.from_pylist([values], schema=RUNS_ARROW)
-    backend.merge(warehouse.table_uri("gold", "runs"), table, ["run_id"], "runs",
+    backend.merge(warehouse.table_uri(*RUNS), table, ["run_id"], "runs",
                   time.time_ns() // 1_000)  # fmt: skip
 
 
@@ -72,7 +75,7 @@ def cumulative_metrics(backend: TableBackend, warehouse: Warehouse, run_id: str)
 
 def stored_run(backend: TableBackend, warehouse: Warehouse, run_id: str) -> dict[str, Any] | None:
     """The run's ``gold.runs`` row, None if it never started."""
-    return _row_of(backend, warehouse.table_uri("gold", "runs"),
+    return _row_of(backend, warehouse.table_uri(*RUNS),
                    lambda t: pc.equal(t["run_id"], run_id))  # fmt: skip
 
 

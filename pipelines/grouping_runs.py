@@ -29,6 +29,7 @@ from gold.runs import cumulative_metrics, record_run, run_row
 from pipelines.checks import quality_gate
 from pipelines.continuous import run_continuous
 from pipelines.medallion import StageTimes, run_finite
+from pipelines.run_attempts import current_attempt, next_attempt
 
 __all__ = ["ensure_topic_has", "run_groupings"]
 
@@ -55,8 +56,8 @@ def ensure_topic_has(client: KafkaClient, topic: str, source: MessageSource, wan
 
 def run_groupings(spark: Any, client: KafkaClient, plans: Sequence[RunPlan], warehouse: Warehouse,
                   backend: TableBackend, quality: QualityConfig | None = None,
-                  stop: threading.Event | None = None,
-                  starting_offsets: str = "earliest") -> list[dict[str, Any]]:  # fmt: skip
+                  stop: threading.Event | None = None, starting_offsets: str = "earliest",
+                  recompute: bool = False) -> list[dict[str, Any]]:  # fmt: skip
     """Run every plan over its topic; one cumulative metrics row each.
 
     Args:
@@ -68,13 +69,15 @@ def run_groupings(spark: Any, client: KafkaClient, plans: Sequence[RunPlan], war
         quality: the data-quality thresholds of each layer's gate; None: no gates.
         stop: continuous mode (``run.continuous``): set to stop cleanly.
         starting_offsets: where a new run starts reading (``earliest`` or ``latest``).
+        recompute: start each run afresh, replacing what it stored (:mod:`pipelines.run_attempts`).
     """
     if any(plan.run.continuous for plan in plans) and len(plans) != 1:
         raise ValueError("continuous mode runs one grouping at a time")
     results = []
     for plan in plans:
         row = run_row(plan)
-        record_run(backend, warehouse, row)
+        record_run(backend, warehouse, row)  # "running" before any attempt clears the run's rows
+        plan = (next_attempt if recompute else current_attempt)(plan, warehouse, backend)
         topic = KafkaTopic(client, plan.topic, starting_offsets,
                            plan.run.bronze_max_offsets_per_trigger)  # fmt: skip
         try:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from core.run_plan import query_id
-
 __all__ = [
     "BRONZE_INPUT",
     "QUARANTINE_ARROW",
@@ -17,17 +15,11 @@ __all__ = [
     "ROUTING_TARGETS",
     "SNAPSHOTS_ARROW",
     "WORKER_WINDOWS",
-    "silver_app_id",
     "split_routed",
 ]  # fmt: skip
 
 WORKER_WINDOWS = ("silver", "worker_windows")
 """The workers' windowed partials (layer, name): the last silver table a run writes, gold's input."""
-
-
-def silver_app_id(run_id: str) -> str:
-    """The silver query's application id: each silver table records its micro-batches under it."""
-    return query_id(run_id, "silver")
 
 
 # What parsing needs of a bronze row; the Kafka key and topic stay in bronze.

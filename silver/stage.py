@@ -15,7 +15,7 @@ from core.spark.session import delta_spark_available
 from core.stages import IN_MEMORY_STATE_STORE, RunContext, Stage, StageDef
 from core.tables import read_delta_stream
 from silver.routing import Routing
-from silver.schemas import WORKER_WINDOWS, silver_app_id
+from silver.schemas import WORKER_WINDOWS
 from silver.sink import SilverTables, silver_batch_writer
 from silver.stream import (
     BRONZE_INPUT,
@@ -39,7 +39,7 @@ def _silver(run: RunContext) -> Stage:
     partitions = max(plan.splitters, min(plan.workers, 2 * spark.sparkContext.defaultParallelism))
     splitter_keys = spread_group_keys(plan.splitters, partitions)
     worker_keys = spread_group_keys(plan.workers, partitions)
-    app_id = silver_app_id(plan.run_id)
+    app_id = plan.query_id("silver")
     topic = run.landed_topic
     physical = plan.run.work == "cpu"
     tables = SilverTables(*(str(warehouse.table_uri("silver", name)) for name in

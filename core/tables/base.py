@@ -128,6 +128,11 @@ class TableBackend(Protocol):
         """
         ...
 
+    def delete(self, path: TablePath, where: Mapping[str, Sequence[Any]]) -> None:
+        """Delete the rows matching ``where`` (:func:`where_predicate`); no table, or a table
+        without one of ``where``'s columns, has none to delete."""
+        ...
+
     def read(self, path: TablePath) -> pa.Table:
         """The table's current contents."""
         ...

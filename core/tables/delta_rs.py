@@ -413,6 +413,18 @@ class DeltaRsBackend:
                                        partition_filters=replaced, commit_properties=commit,
                                        post_commithook_properties=_hooks(table))  # fmt: skip
 
+    def delete(self, path: TablePath, where: Mapping[str, Sequence[Any]]) -> None:
+        """Delete the rows matching ``where`` (see ``TableBackend.delete``)."""
+        with self._open(path) as table:
+            if table is None or not set(where) <= {field.name for field in table.schema().fields}:
+                return
+            try:
+                with timed("delta_write"):
+                    table.delete(where_predicate(where, _quote),
+                                 post_commithook_properties=_hooks(table))  # fmt: skip
+            except Exception as exc:  # delta-rs raises many unrelated types
+                raise TableError(f"deleting {where} from {path} failed: {exc}") from exc
+
     def read(self, path: TablePath) -> pa.Table:
         """The whole table as Arrow (driver memory: small tables and tests)."""
         with self._open(path) as table:

@@ -163,6 +163,17 @@ class DeltaSparkBackend:
          .option("txnVersion", batch_id).save(str(path)))  # fmt: skip
         return True
 
+    def delete(self, path: TablePath, where: Mapping[str, Sequence[Any]]) -> None:
+        """Delete the rows matching ``where`` (see ``TableBackend.delete``): they are replaced
+        with no rows (``replaceWhere``)."""
+        if self.version(path) is None:
+            return
+        table = self._spark.read.format("delta").load(str(path))
+        if set(where) <= set(table.columns):
+            predicate = where_predicate(where, lambda column: "`" + column.replace("`", "``") + "`")
+            (table.limit(0).write.format("delta").mode("overwrite")
+             .option("replaceWhere", predicate).save(str(path)))  # fmt: skip
+
     def read(self, path: TablePath) -> pa.Table:
         """The whole table as Arrow, read by Spark."""
         return self._spark.read.format("delta").load(str(path)).toArrow()

@@ -89,6 +89,9 @@ def add_parser(subparsers: Any) -> None:
                         "(run.bronze_max_offsets_per_trigger)")  # fmt: skip
     parser.add_argument("--bootstrap-servers",
                         help="your Kafka, HOST:PORT[,...] (default: the embedded broker)")  # fmt: skip
+    parser.add_argument("--recompute", action="store_true",
+                        help="run again from the topic's start, replacing the stored results "
+                        "of the same run (by default a finished run prints them)")  # fmt: skip
     parser.add_argument("--skip-checks", dest="quality_gates", action="store_const", const=False,
                         help="do not validate each layer with the data-quality suites")  # fmt: skip
     add_config_options(parser)
@@ -174,18 +177,19 @@ def run(args: argparse.Namespace) -> int:
                           None if run_config.continuous else sum(ends.values()),
                           None if run_config.continuous else tuples_per_s)  # fmt: skip
         quality = settings.quality if run_config.quality_gates else None
-        stored = None if run_config.continuous else completed_results(runtime.backend, warehouse,
-                                                                      plans)  # fmt: skip
+        stored = (None if run_config.continuous or args.recompute else
+                  completed_results(runtime.backend, warehouse, plans))  # fmt: skip
         if stored is not None:
-            print(f"already complete in {warehouse.root}: the stored results (another "
-                  "--warehouse runs them afresh)")  # fmt: skip
+            print(f"already complete in {warehouse.root}: the stored results (--recompute runs "
+                  "them again)")  # fmt: skip
             rows = stored
         else:
             spark, backend = runtime.spark, runtime.backend
             with _stop_on_signals() as stop:
                 rows = _with_progress(
                     spark, lambda: sum(end_offsets(kafka, topic).values()),
-                    lambda: run_groupings(spark, kafka, plans, warehouse, backend, quality, stop),
+                    lambda: run_groupings(spark, kafka, plans, warehouse, backend, quality, stop,
+                                          recompute=args.recompute),
                 )  # fmt: skip
     splitters = plans[0].splitters
     why = " (one per Kafka partition)" if run_config.splitters is None else ""

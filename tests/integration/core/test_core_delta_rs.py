@@ -161,6 +161,17 @@ def test_a_replacement_beyond_the_partitions_matches_rows(
     assert got == [("r", 0, 1), ("r", 60, 20), ("s", 0, 3)]
 
 
+def test_delete_removes_the_matching_rows_only(backend: DeltaRsBackend, warehouse: Warehouse) -> None:
+    path = warehouse.table_uri("silver", "routed")
+    backend.append(path, pa.table({"run_id": ["r", "s", "r", "o'k"], "n": [1, 2, 3, 4]}), "q", 0)
+    backend.delete(path, {"run_id": ["r", "o'k"]})
+    assert backend.read(path).to_pylist() == [{"run_id": "s", "n": 2}]
+    backend.delete(path, {"run": ["s"]})  # a table without the column has no such rows
+    backend.delete(warehouse.table_uri("silver", "missing"), {"run_id": ["s"]})
+    assert backend.read(path).to_pylist() == [{"run_id": "s", "n": 2}]
+    assert backend.version(warehouse.table_uri("silver", "missing")) is None
+
+
 def test_merge_upserts_by_key_and_skips_a_replay(
     backend: DeltaRsBackend, warehouse: Warehouse
 ) -> None:

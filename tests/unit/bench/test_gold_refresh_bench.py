@@ -7,10 +7,10 @@ import pyarrow as pa
 
 from bench.gold_refresh_bench import gold_digest, replay_refreshes
 from core.config import RunConfig
-from core.run_plan import RunPlan
+from core.run_plan import RunPlan, query_id
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from silver.schemas import SNAPSHOTS_ARROW, silver_app_id
+from silver.schemas import SNAPSHOTS_ARROW
 from silver.workers import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
 
 SPEC = RunPlan(run_id="r", source_type="ZIPF", grouping="KEY", splitters=1, run=RunConfig(workers=3))
@@ -35,8 +35,8 @@ def _record(warehouse: Warehouse, batches: int) -> pa.Table:
             "tuples": rng.integers(1, 5, rows), "first_event_ms": starts,
             "last_completion_ms": rng.uniform(1, 100, rows),
         }, schema=WORKER_LATENCY_ARROW)  # fmt: skip
-        backend.append(warehouse.table_uri("silver", "worker_latency"), latency, silver_app_id(SPEC.run_id), batch)
-        backend.append(warehouse.table_uri("silver", "worker_windows"), windows, silver_app_id(SPEC.run_id), batch)
+        backend.append(warehouse.table_uri("silver", "worker_latency"), latency, query_id(SPEC.run_id, "silver"), batch)
+        backend.append(warehouse.table_uri("silver", "worker_windows"), windows, query_id(SPEC.run_id, "silver"), batch)
         every.append(windows)
     return pa.concat_tables(every)
 

@@ -9,13 +9,13 @@ import pandas as pd
 import pyarrow as pa
 
 from core.config import RunConfig
-from core.run_plan import RunPlan
+from core.run_plan import RunPlan, query_id
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
 from silver.groupings.base import Grouping
 from silver.groupings.registry import grouping_class
-from silver.schemas import SNAPSHOTS_ARROW, silver_app_id
+from silver.schemas import SNAPSHOTS_ARROW
 from silver.workers import WORKER_LATENCY_ARROW, WORKER_WINDOWS_ARROW
 
 
@@ -41,14 +41,14 @@ def test_gold_waits_for_the_runs_first_worker_windows(tmp_path) -> None:
     latency = warehouse.table_uri("silver", "worker_latency")
     settings = RunPlan(run_id="r", source_type="ZIPF", grouping="KEY", splitters=1, run=RunConfig(workers=3))
     # The tables exist (a stage started on empty input) but hold only another run.
-    backend.append(latency, _latency("other-run", 2), silver_app_id("other-run"), 0)
-    backend.append(windows, _windows("other-run", 2), silver_app_id("other-run"), 0)
+    backend.append(latency, _latency("other-run", 2), query_id("other-run", "silver"), 0)
+    backend.append(windows, _windows("other-run", 2), query_id("other-run", "silver"), 0)
 
     assert not refresh_gold(backend, warehouse, settings, 1.0)
     assert backend.version(warehouse.table_uri("gold", "key_counts")) is None
 
-    backend.append(latency, _latency("r", 3), silver_app_id("r"), 0)
-    backend.append(windows, _windows("r", 3), silver_app_id("r"), 0)
+    backend.append(latency, _latency("r", 3), query_id("r", "silver"), 0)
+    backend.append(windows, _windows("r", 3), query_id("r", "silver"), 0)
     backend.create_if_missing(warehouse.table_uri("silver", "routing_snapshots"), SNAPSHOTS_ARROW)
     assert refresh_gold(backend, warehouse, settings, 1.0)
     counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
@@ -93,13 +93,13 @@ def test_refreshes_replace_the_windows_they_rebuild(tmp_path) -> None:
     for batch in range(6):  # every aggregation window is rebuilt by several refreshes
         for seed, name in enumerate(runs):
             windows, latency = _partials(name, batch, 40, seed=10 * batch + seed)
-            backend.append(silver["worker_latency"], latency, silver_app_id(name), batch)
-            backend.append(silver["worker_windows"], windows, silver_app_id(name), batch)
+            backend.append(silver["worker_latency"], latency, query_id(name, "silver"), batch)
+            backend.append(silver["worker_windows"], windows, query_id(name, "silver"), batch)
             assert refresh_gold(backend, warehouse, runs[name], 1.0, feeds[name])
     # A restarted job's first refresh (a fresh feed) after more partials rebuilds from the start.
     windows, latency = _partials("r", 6, 40, seed=99)
-    backend.append(silver["worker_latency"], latency, silver_app_id("r"), 6)
-    backend.append(silver["worker_windows"], windows, silver_app_id("r"), 6)
+    backend.append(silver["worker_latency"], latency, query_id("r", "silver"), 6)
+    backend.append(silver["worker_windows"], windows, query_id("r", "silver"), 6)
     assert refresh_gold(backend, warehouse, runs["r"], 1.0)
 
     every = backend.read(silver["worker_windows"]).to_pandas()
@@ -146,10 +146,10 @@ def test_a_refresh_after_every_commit_ends_equal_to_one_refresh_from_scratch(tmp
         late = rng.integers(0, batch + 1, 30) * 60_000
         windows = windows.set_column(2, "window_start_ms", pa.array(late))
         latency = latency.set_column(2, "window_start_ms", pa.array(late))
-        backend.append(silver["worker_latency"], latency, silver_app_id("r"), batch)
+        backend.append(silver["worker_latency"], latency, query_id("r", "silver"), batch)
         backend.append(silver["routing_snapshots"], _snapshots("r", batch, router, rng), "routing",
                        batch)  # fmt: skip
-        backend.append(silver["worker_windows"], windows, silver_app_id("r"), batch)
+        backend.append(silver["worker_windows"], windows, query_id("r", "silver"), batch)
         assert refresh_gold(backend, live, spec, 1.0 + batch, feed)
     scratch = Warehouse(tmp_path / "scratch")
     shutil.copytree(tmp_path / "live" / "silver", tmp_path / "scratch" / "silver")
