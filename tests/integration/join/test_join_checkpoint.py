@@ -9,14 +9,9 @@ import pytest
 from bronze.join_data import JoinDataSpec
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.join_pipeline import (
-    JoinRequest,
-    generated_topics,
-    ground_truth_check,
-    join_run_id,
-    run_join,
-)
+from pipelines.join_pipeline import JoinRequest, generated_topics, join_run_id, run_join
 from silver.join import JoinParams
+from tests.join_oracle import assert_run_matches_the_data, expected_join
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -24,8 +19,8 @@ SPEC = JoinDataSpec(lefts=500, rate=1_000, partitions=2, seed=11)
 
 
 def test_a_join_killed_while_writing_its_first_offset_starts_again(spark, join_kafka, tmp_path):
-    request = JoinRequest(SPEC, generated_topics(SPEC), join_kafka,
-                          JoinParams(window_ms=2_000, sync_delay_ms=500, partitions=(2, 2)))  # fmt: skip
+    params = JoinParams(window_ms=2_000, sync_delay_ms=500, partitions=(2, 2))
+    request = JoinRequest(SPEC, generated_topics(SPEC), join_kafka, params)
     warehouse, run_id = Warehouse(tmp_path / "lakehouse"), join_run_id(request)
     # What SIGKILL leaves when it lands in the first offset's write: a temporary file
     # and no batch. Spark refused it: "offsets should be empty on batch 0".
@@ -35,5 +30,5 @@ def test_a_join_killed_while_writing_its_first_offset_starts_again(spark, join_k
     backend = DeltaRsBackend()
     result = run_join(spark, request, warehouse, backend)
     assert result.summary["lefts"] == SPEC.lefts
-    assert ground_truth_check(backend, warehouse, run_id, SPEC) == {
-        "missed": 0, "false_unmatched": 0, "wrong_pairs": 0}  # fmt: skip
+    assert_run_matches_the_data(warehouse, run_id,
+                                expected_join(SPEC, params.window_ms, params.sync_delay_ms))  # fmt: skip

@@ -25,9 +25,10 @@ from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic, read_kafka_stream
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
-from pipelines.join_pipeline import JoinRequest, ground_truth_check, run_join
+from pipelines.join_pipeline import JoinRequest, run_join
 from silver.join import JoinParams
 from silver.join.schemas import VALUE_ARROW
+from tests.join_oracle import assert_run_matches_the_data, expected_join
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -58,7 +59,8 @@ def _wait_for_watermark_batch(query, timeout_s: float = 120.0) -> None:
     raise AssertionError(f"no batch ran with an advanced watermark: {query.recentProgress}")
 
 
-def _builtin_join(spark, kafka: KafkaClient, data, topics: tuple[str, str], checkpoint: str) -> list:
+def _builtin_join(spark, kafka: KafkaClient, data, topics: tuple[str, str],
+                  checkpoint: str) -> list:  # fmt: skip
     for topic in topics:  # the source checks that its topic exists
         ensure_topic(kafka, topic, SPEC.partitions)
     left, right = _side(spark, kafka, topics[0], "l"), _side(spark, kafka, topics[1], "r")
@@ -105,8 +107,8 @@ def test_partition_aware_join_is_exact_through_a_stall(spark, join_kafka, tmp_pa
                           max_offsets_per_trigger=2_000, stats_window_ms=1_000)  # fmt: skip
     backend = DeltaRsBackend()
     result = run_join(spark, request, warehouse, backend)
-    assert ground_truth_check(backend, warehouse, result.run_id, SPEC) == {
-        "missed": 0, "false_unmatched": 0, "wrong_pairs": 0}
+    assert_run_matches_the_data(warehouse, result.run_id,
+                                expected_join(SPEC, PARAMS.window_ms, PARAMS.sync_delay_ms))  # fmt: skip
     data = generate(SPEC)
     assert result.summary["matched"] == len(data.matches)
     assert result.summary["unmatched"] == SPEC.lefts - len(data.matches)
