@@ -56,14 +56,6 @@ def test_lookup_equals_a_brute_force_clockwise_walk(tokens):
     assert ring.lookup(positions).tolist() == expected
 
 
-def test_grouping_routes_by_its_ring(workers):
-    grouping = ConsistentHashGrouping(workers, ConsistentHashParams(strategy="halving"))
-    keys = [f"k{i}" for i in range(300)]
-    routed = grouping.route(keys, np.zeros(300, dtype=np.int64))
-    tokens = grouping.tokens_per_worker().tolist()
-    assert routed.tolist() == [_brute_force_owner(tokens, int(h)) for h in hash_keys(keys).home]
-
-
 def test_redistributes_only_strictly_above_the_threshold():
     grouping = ConsistentHashGrouping(3, ConsistentHashParams(strategy="doubling", tau=0.2))
     assert _close_with(grouping, [120, 100, 5]) == [1, 1, 1]  # 120 == 100 * 1.2: no change
