@@ -1,4 +1,5 @@
-"""A finite run end to end over a Kafka-shaped stream: gold equals the exact counts."""
+"""A finite run end to end over a Kafka-shaped stream: gold equals the exact counts, and every
+tuple went to the worker its grouping's per-tuple reference (``tests.reference_routings``) names."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from core.tables import DeltaRsBackend, read_delta_stream
 from core.warehouse import Warehouse
 from pipelines.medallion import run_finite
 from tests.integration.topic_tables import write_topic_table
+from tests.reference_routings import route as reference_route
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -76,8 +78,22 @@ def test_every_grouping_gives_exact_counts_and_accounts_for_every_message(spark,
     accounted = set(zip(routed["partition"], routed["offset"], strict=True))
     accounted |= set(zip(quarantine["partition"], quarantine["offset"], strict=True))
     assert accounted == set(zip(bronze["partition"], bronze["offset"], strict=True))
+    _routed_as_the_reference(routed, grouping, workers=5)
     counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
     totals = counts.groupby("key", as_index=False)["count"].sum()
     actual = spark.createDataFrame(totals.astype({"count": "int64"}))
     expected = spark.createDataFrame(sorted(exact.items()), "key string, count long")
     assert_df_equality(actual, expected, ignore_row_order=True, ignore_nullable=True)
+
+
+def _routed_as_the_reference(routed, grouping: str, workers: int) -> None:
+    """Each splitter's tuples, in its stream's order, went where the reference routing sends them."""
+    ordered = routed.sort_values(["partition", "offset", "tuple_index"], kind="stable")
+    for splitter, rows in ordered.groupby("splitter"):
+        assert rows["partition"].nunique() == 1  # one partition each: the stream's order is known
+        expected = reference_route(grouping, workers, rows["key"].tolist(),
+                                   rows["event_time_ms"].tolist())  # fmt: skip
+        got = rows["worker"].tolist()
+        wrong = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
+        assert not wrong, (f"splitter {splitter}: {len(wrong)} of {len(got)} tuples misrouted, "
+                           f"first at {wrong[0]}: worker {got[wrong[0]]}, not {expected[wrong[0]]}")  # fmt: skip
