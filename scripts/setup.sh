@@ -12,11 +12,16 @@ fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 
 stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+archive=".venv/share/dkg-lakehouse/spark-classes.jsa"
 if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   # setuptools reports every editable install with a notice about folders named like a
   # package in the working directory; here that is the layout, so the notice is noise.
   PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install --quiet -e ".[dev]"
-  rm -f .venv/.installed-*
+  rm -f .venv/.installed-* "$archive"
   touch "$stamp"
 fi
+# The local Spark driver's classes, archived once so that every later start maps them
+# ready (core/spark/class_archive.py); without it Spark still runs, only slower to start.
+[ -f "$archive" ] || .venv/bin/python -m core.spark.class_archive \
+  || echo "setup: no Spark class archive; Spark will start without it" >&2

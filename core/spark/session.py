@@ -26,6 +26,7 @@ from core import logs
 from core.config import default_conf_dir
 from core.errors import DkgError
 from core.network import connect_problems
+from core.spark.class_archive import archive_options
 from core.spark.jvm_output import JvmStartError, launch_quiet_gateway
 from core.spark.spark_home import compiled_spark_home
 
@@ -200,7 +201,8 @@ LOCAL_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m "
 def _base_conf(
     app_name: str, master: str, driver_memory: str, shuffle_partitions: int, ui: bool
 ) -> dict[str, str]:
-    jvm = {"spark.driver.extraJavaOptions": LOCAL_JVM_OPTIONS} if master.startswith("local") else {}
+    local = f"{LOCAL_JVM_OPTIONS} {archive_options()}".strip()
+    jvm = {"spark.driver.extraJavaOptions": local} if master.startswith("local") else {}
     return jvm | {
         "spark.app.name": app_name,
         "spark.master": master,

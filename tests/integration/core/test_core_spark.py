@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
+from core.spark.class_archive import ARCHIVE
 from core.spark.session import (
     LOCAL_JVM_OPTIONS,
     ROCKSDB_PROVIDER,
@@ -36,6 +39,18 @@ def test_session_settings(core_spark: SparkSession) -> None:
     )
     # C1 only, with the code cache of a tiered JVM (C1 alone would shrink it to 48 MB).
     assert set(LOCAL_JVM_OPTIONS.split()) <= set(launched)
+
+
+def test_the_driver_maps_the_class_archive_setup_wrote(core_spark: SparkSession) -> None:
+    assert ARCHIVE.is_file(), "scripts/setup.sh writes it (python -m core.spark.class_archive)"
+    jvm = core_spark.sparkContext._jvm
+    # The JVM's own account of the class-data-sharing archives it mapped: the JDK's base
+    # archive (about 12 MB) and, on top, the project's (well over 100 MB).
+    info = subprocess.run(["jcmd", str(jvm.java.lang.ProcessHandle.current().pid()), "VM.info"],  # noqa: S603, S607
+                          capture_output=True, text=True, timeout=60, check=True).stdout  # fmt: skip
+    mapped = re.search(r"CDS archive\(s\) mapped at: .*, size (\d+),", info)
+    assert mapped, info[:2000]
+    assert int(mapped.group(1)) > ARCHIVE.stat().st_size / 2
 
 
 def test_state_store_is_rocksdb_when_it_loads(core_spark: SparkSession) -> None:
