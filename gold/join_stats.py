@@ -24,6 +24,7 @@ from core.logs import figures
 from core.run_plan import query_id
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
+from core.windows import window_start
 
 __all__ = ["STATS_COLUMNS", "dedup_joined", "join_window_stats", "refresh_join_gold"]
 
@@ -85,10 +86,10 @@ def join_window_stats(joined: pd.DataFrame | pa.Table, rejects: pd.DataFrame, wi
     joined = _arrow(joined)
     # Ids are only needed to deduplicate: leaving them out keeps the frames small.
     unique = _unique_rows(joined).drop_columns(["id"]).to_pandas()
-    raw_windows = pd.Series(joined["left_created_ms"].to_numpy(zero_copy_only=False) // window_ms
-                            * window_ms).value_counts()  # fmt: skip
-    by_window = dict(tuple(unique.groupby(unique["left_created_ms"] // window_ms * window_ms)))
-    reject_window = rejects["right_created_ms"] // window_ms * window_ms
+    raw_windows = pd.Series(window_start(joined["left_created_ms"].to_numpy(zero_copy_only=False),
+                                         window_ms)).value_counts()  # fmt: skip
+    by_window = dict(tuple(unique.groupby(window_start(unique["left_created_ms"], window_ms))))
+    reject_window = window_start(rejects["right_created_ms"], window_ms)
     rejects_by_window = dict(tuple(rejects.groupby(reject_window)))
     rows = []
     for start in sorted(set(by_window) | set(rejects_by_window)):
