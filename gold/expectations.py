@@ -58,6 +58,8 @@ def worker_load_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
 def distribution_metrics_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
     """``gold.distribution_metrics``: one cumulative row; every metric within its formula's range.
 
+    Every row has a ``window_start_ms``, the cumulative one too
+    (:data:`gold.schemas.CUMULATIVE_WINDOW_START_MS`): the table is partitioned by it.
     ``capacity_vs_key`` lies in [1/W, W]: any routing's busiest worker holds between
     M/W and M tuples, and so does KEY's.
     """
@@ -67,8 +69,8 @@ def distribution_metrics_suite(config: QualityConfig, workers: int) -> Expectati
         gxe.ExpectColumnValuesToBeInSet(column="scope", value_set=["cumulative", "window"]),
         gxe.ExpectCompoundColumnsToBeUnique(column_list=["scope", "window_start_ms"]),
         *(gxe.ExpectColumnValuesToNotBeNull(column=c)
-          for c in ("skew_s", "dist_cost", "stddev_pct", "imbalance", "capacity",
-                    "capacity_vs_key")),
+          for c in ("window_start_ms", "skew_s", "dist_cost", "stddev_pct", "imbalance",
+                    "capacity", "capacity_vs_key")),
         _between("skew_s", low - slack, high + slack),
         _between("dist_cost", config.dist_cost_min - slack, workers + slack),
         _between("stddev_pct", config.stddev_pct_min - slack, None),

@@ -25,6 +25,7 @@ from core.run_plan import query_id
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
 from core.windows import window_start
+from gold.schemas import CUMULATIVE_WINDOW_START_MS
 
 __all__ = ["STATS_COLUMNS", "dedup_joined", "join_window_stats", "refresh_join_gold"]
 
@@ -34,8 +35,6 @@ STATS_COLUMNS = ["run_id", "scope", "window_start_ms", "lefts", "matched", "unma
                  "match_rate", "latency_p50_ms", "latency_p99_ms", "late_rights", "orphan_rights",
                  "duplicates_removed", "quarantined"]  # fmt: skip
 _FIGURES = STATS_COLUMNS[STATS_COLUMNS.index("lefts"):]
-CUMULATIVE_WINDOW = -1
-"""``window_start_ms`` of the cumulative row (a real value, so MERGE can match it)."""
 
 
 def _unique_rows(joined: pa.Table) -> pa.Table:
@@ -96,7 +95,7 @@ def join_window_stats(joined: pd.DataFrame | pa.Table, rejects: pd.DataFrame, wi
         rows.append({"scope": "window", "window_start_ms": int(start),
                      **_summary(by_window.get(start, unique.iloc[:0]), int(raw_windows.get(start, 0)),
                                 rejects_by_window.get(start, rejects.iloc[:0]))})  # fmt: skip
-    rows.append({"scope": "cumulative", "window_start_ms": CUMULATIVE_WINDOW,
+    rows.append({"scope": "cumulative", "window_start_ms": CUMULATIVE_WINDOW_START_MS,
                  **_summary(unique, joined.num_rows, rejects)})  # fmt: skip
     return pd.DataFrame(rows).assign(run_id=run_id)[STATS_COLUMNS]
 

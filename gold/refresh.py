@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from core.run_plan import RunPlan, query_id
 from core.tables.base import TableBackend
@@ -27,6 +26,7 @@ from core.warehouse import Warehouse
 from gold.hot_keys import hot_keys_from_snapshots
 from gold.metrics.partials import RunPartials
 from gold.partials_feed import RunPartialsFeed
+from gold.schemas import CUMULATIVE_WINDOW_START_MS
 from silver.schemas import WORKER_WINDOWS, silver_app_id
 
 __all__ = ["partials_feed", "refresh_gold"]
@@ -34,7 +34,6 @@ __all__ = ["partials_feed", "refresh_gold"]
 logger = logging.getLogger(__name__)
 
 _WINDOWED = ["run_id", "window_start_ms"]  # the partitions of gold's per-window tables
-_CUMULATIVE = -1  # distribution_metrics' window_start_ms of the cumulative row
 # Windows whose sums a feed keeps after a refresh: the one filling now and the two
 # before it, whose worker windows may still be in flight. Older ones are read again
 # from silver if partials still reach them (see RunPartials.release).
@@ -108,14 +107,10 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, plan: RunPlan,
     elif len(hot):
         backend.append(gold["hot_keys"], hot, app_id, batch, ["run_id"])
     # Last: its transaction is the one checked above, so a refresh cut short is redone.
-    metrics = feed.partials.result(processing_seconds, touched).to_table()
-    starts = metrics.schema.get_field_index("window_start_ms")
-    metrics = _of_run(metrics.set_column(starts, "window_start_ms",
-                                         pc.fill_null(metrics["window_start_ms"], _CUMULATIVE)),
-                      plan)  # fmt: skip
+    metrics = _of_run(feed.partials.result(processing_seconds, touched).to_table(), plan)
     backend.replace(gold["distribution_metrics"], metrics,
-                    {**partitions, "window_start_ms": [_CUMULATIVE, *touched]}, app_id, batch,
-                    _WINDOWED)  # fmt: skip
+                    {**partitions, "window_start_ms": [CUMULATIVE_WINDOW_START_MS, *touched]},
+                    app_id, batch, _WINDOWED)  # fmt: skip
     # Published: only the newest windows still take partials as the run goes on.
     feed.partials.release(_WINDOWS_HELD)
     logger.info("gold refreshed for run %s up to its silver batch %d", plan.run_id, batch)

@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from core.windows import window_end, window_start
 from gold.metrics.summary import MetricRow, RunMetrics, metric_row
+from gold.schemas import CUMULATIVE_WINDOW_START_MS
 from silver.groupings.hashing import hash_keys
 
 __all__ = ["Rows", "RunPartials"]
@@ -326,7 +327,7 @@ class RunPartials:
             first = min(f for f, _ in self._extremes.values())
             makespan = max((start - first) / self.speed + last
                            for start, (_, last) in self._extremes.items())  # fmt: skip
-        cumulative = metric_row("cumulative", None, self._loads, self._key_loads, len(self._codes),
-                                len(self._pairs), self._all_latency, makespan, throughput,
-                                self.process_ms)  # fmt: skip
+        cumulative = metric_row("cumulative", CUMULATIVE_WINDOW_START_MS, self._loads,
+                                self._key_loads, len(self._codes), len(self._pairs),
+                                self._all_latency, makespan, throughput, self.process_ms)  # fmt: skip
         return RunMetrics(cumulative, rows)
