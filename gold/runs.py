@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from core.run_plan import RunPlan
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
+from gold.schemas import DISTRIBUTION_METRICS, RUNS
 
 __all__ = ["RUNS_ARROW", "completed_results", "cumulative_metrics", "record_run", "run_row",
            "stored_run"]  # fmt: skip
@@ -50,7 +51,7 @@ def record_run(backend: TableBackend, warehouse: Warehouse, row: dict[str, Any])
     """Insert or update the run's row (``RUNS_ARROW`` columns; ``parameters`` as a dict)."""
     values = {**row, "parameters": json.dumps(row["parameters"], sort_keys=True)}
     table = pa.Table.from_pylist([values], schema=RUNS_ARROW)
-    backend.merge(warehouse.table_uri("gold", "runs"), table, ["run_id"], "runs",
+    backend.merge(warehouse.table_uri(*RUNS), table, ["run_id"], "runs",
                   time.time_ns() // 1_000)  # fmt: skip
 
 
@@ -64,7 +65,7 @@ def _row_of(backend: TableBackend, uri: str, predicate: Any) -> dict[str, Any] |
 
 def cumulative_metrics(backend: TableBackend, warehouse: Warehouse, run_id: str) -> dict[str, Any]:
     """The run's cumulative ``gold.distribution_metrics`` row ({} before gold has one)."""
-    row = _row_of(backend, warehouse.table_uri("gold", "distribution_metrics"),
+    row = _row_of(backend, warehouse.table_uri(*DISTRIBUTION_METRICS),
                   lambda t: pc.and_(pc.equal(t["run_id"], run_id),
                                     pc.equal(t["scope"], "cumulative")))  # fmt: skip
     return row or {}
@@ -72,7 +73,7 @@ def cumulative_metrics(backend: TableBackend, warehouse: Warehouse, run_id: str)
 
 def stored_run(backend: TableBackend, warehouse: Warehouse, run_id: str) -> dict[str, Any] | None:
     """The run's ``gold.runs`` row, None if it never started."""
-    return _row_of(backend, warehouse.table_uri("gold", "runs"),
+    return _row_of(backend, warehouse.table_uri(*RUNS),
                    lambda t: pc.equal(t["run_id"], run_id))  # fmt: skip
 
 
