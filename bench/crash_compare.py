@@ -18,34 +18,35 @@ import numpy as np
 import pandas as pd
 
 from core.tables import DeltaRsBackend
-from core.warehouse import Warehouse
+from core.warehouse import TableName, Warehouse, sql_name
+from gold.schemas import DISTRIBUTION_METRICS, HOT_KEYS, JOIN_STATS, KEY_COUNTS, RUNS, WORKER_LOAD
+from silver.schemas import JOINED
 
 __all__ = ["GROUPING_TABLES", "JOIN_TABLES", "TableCheck", "compare_table"]
 
 
 @dataclass(frozen=True)
 class TableCheck:
-    """A table to compare: its layer and name, its key, and the columns left out (with why)."""
+    """A table to compare: its (layer, name), its key, and the columns left out (with why)."""
 
-    layer: str
-    name: str
+    table: TableName
     keys: tuple[str, ...]
     ignored: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
         """``layer.name``."""
-        return f"{self.layer}.{self.name}"
+        return sql_name(self.table)
 
 
 _ROUTING_SECONDS = "tuples over the wall-clock seconds of routing (a resumed run times only itself)"
 GROUPING_TABLES = (
-    TableCheck("gold", "key_counts", ("run_id", "window_start_ms", "key")),
-    TableCheck("gold", "worker_load", ("run_id", "window_start_ms", "worker")),
-    TableCheck("gold", "distribution_metrics", ("run_id", "scope", "window_start_ms"),
+    TableCheck(KEY_COUNTS, ("run_id", "window_start_ms", "key")),
+    TableCheck(WORKER_LOAD, ("run_id", "window_start_ms", "worker")),
+    TableCheck(DISTRIBUTION_METRICS, ("run_id", "scope", "window_start_ms"),
                {"throughput": _ROUTING_SECONDS}),
-    TableCheck("gold", "hot_keys", ("run_id", "splitter", "as_of_ms", "key")),
-    TableCheck("gold", "runs", ("run_id",),
+    TableCheck(HOT_KEYS, ("run_id", "splitter", "as_of_ms", "key")),
+    TableCheck(RUNS, ("run_id",),
                {"started_at": "wall-clock time the last process started the run",
                 "finished_at": "wall-clock time the run ended",
                 "seconds": "wall-clock seconds of the last process's stages"}),
@@ -53,16 +54,16 @@ GROUPING_TABLES = (
 """The grouping pipeline's gold tables; every other column must be equal."""
 
 JOIN_TABLES = (
-    TableCheck("gold", "join_stats", ("run_id", "scope", "window_start_ms")),
+    TableCheck(JOIN_STATS, ("run_id", "scope", "window_start_ms")),
     # One row per left id: a second row, or a left (with or without partner) lost
     # across a kill, shows as a duplicated or missing key.
-    TableCheck("silver", "joined", ("run_id", "id")),
+    TableCheck(JOINED, ("run_id", "id")),
 )
 """The join's gold table and its output, one row per left id; every column must be equal."""
 
 
 def _read(warehouse: Warehouse, check: TableCheck) -> pd.DataFrame | None:
-    backend, uri = DeltaRsBackend(), warehouse.table_uri(check.layer, check.name)
+    backend, uri = DeltaRsBackend(), warehouse.table_uri(*check.table)
     if backend.version(uri) is None:
         return None
     return backend.read(uri).to_pandas().drop(columns=list(check.ignored), errors="ignore")

@@ -34,18 +34,20 @@ from core.run_plan import RunPlan
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from gold.refresh import partials_feed, refresh_gold
+from gold.schemas import DISTRIBUTION_METRICS, HOT_KEYS, KEY_COUNTS, WORKER_LOAD
+from silver.schemas import ROUTING_SNAPSHOTS, WORKER_LATENCY, WORKER_WINDOWS
 
 __all__ = ["gold_digest", "replay_refreshes"]
 
-_SILVER = ("worker_latency", "routing_snapshots", "worker_windows")  # worker windows: last
-_GOLD = {"key_counts": ["window_start_ms", "key"], "worker_load": ["window_start_ms", "worker"],
-         "distribution_metrics": ["scope", "window_start_ms"],
-         "hot_keys": ["splitter", "as_of_ms", "key"]}  # fmt: skip
+_SILVER = (WORKER_LATENCY, ROUTING_SNAPSHOTS, WORKER_WINDOWS)  # worker windows: last
+_GOLD = {KEY_COUNTS: ["window_start_ms", "key"], WORKER_LOAD: ["window_start_ms", "worker"],
+         DISTRIBUTION_METRICS: ["scope", "window_start_ms"],
+         HOT_KEYS: ["splitter", "as_of_ms", "key"]}  # fmt: skip
 
 
 def _commits(table: Path) -> list[tuple[int, int, str, Path]]:
     """(commit time in ms, table order, table, commit file) of each commit in the table's log."""
-    order = _SILVER.index(table.name)
+    order = [name for _, name in _SILVER].index(table.name)
     found = []
     for path in sorted((table / "_delta_log").glob("*.json")):
         for line in path.read_text().splitlines():
@@ -70,15 +72,16 @@ def replay_refreshes(recorded: Warehouse, replay: Warehouse, spec: RunPlan) -> l
     A refresh's ``processing_seconds`` is the time from the run's first silver
     commit to that commit, so replays of the same recording publish the same rows.
     """
-    tables = {name: Path(recorded.table_uri("silver", name)) for name in _SILVER}
+    tables = {name: Path(recorded.table_uri(layer, name)) for layer, name in _SILVER}
+    replayed = {name: Path(replay.table_uri(layer, name)) for layer, name in _SILVER}
     commits = sorted(c for table in tables.values() for c in _commits(table))
     for name, table in tables.items():
-        _linked_copy(table, Path(replay.table_uri("silver", name)))
+        _linked_copy(table, replayed[name])
     backend, feed = DeltaRsBackend(), partials_feed(replay, spec)
     cpu_ms = []
     for at_ms, _, name, path in commits:
-        shutil.copy(path, Path(replay.table_uri("silver", name)) / "_delta_log" / path.name)
-        if name != "worker_windows":
+        shutil.copy(path, replayed[name] / "_delta_log" / path.name)
+        if name != WORKER_WINDOWS[1]:
             continue
         started = time.process_time()
         if refresh_gold(backend, replay, spec, (at_ms - commits[0][0]) / 1000, feed):
@@ -89,11 +92,11 @@ def replay_refreshes(recorded: Warehouse, replay: Warehouse, spec: RunPlan) -> l
 def gold_digest(warehouse: Warehouse, run_id: str) -> dict[str, str]:
     """A digest of each gold table's rows of the run, in a fixed order."""
     backend, out = DeltaRsBackend(), {}
-    for table, order in _GOLD.items():
-        if backend.version(warehouse.table_uri("gold", table)) is None:
+    for (layer, table), order in _GOLD.items():
+        if backend.version(warehouse.table_uri(layer, table)) is None:
             out[table] = "no table"  # hot keys: a grouping without any
             continue
-        rows = backend.read(warehouse.table_uri("gold", table)).to_pandas()
+        rows = backend.read(warehouse.table_uri(layer, table)).to_pandas()
         rows = rows[rows["run_id"] == run_id].sort_values(order).reset_index(drop=True)
         rows = rows[sorted(rows.columns)]
         out[table] = hashlib.sha256(rows.to_json(orient="records").encode()).hexdigest()[:16]

@@ -42,7 +42,9 @@ from core.kafka.client import KafkaClient
 from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
+from gold.schemas import KEY_COUNTS
 from pipelines.pipeline_runtime import WORKER_DAEMON
+from silver.schemas import QUARANTINE
 
 __all__ = ["expected_key_counts", "main", "quarantine_reasons"]
 
@@ -61,13 +63,13 @@ def expected_key_counts(dataset: Dataset) -> dict[str, int]:
 
 def quarantine_reasons(warehouse: Warehouse, run_id: str) -> dict[str, int]:
     """``silver.quarantine`` rows of a run per reason."""
-    table = DeltaRsBackend().read(warehouse.table_uri("silver", "quarantine"))
+    table = DeltaRsBackend().read(warehouse.table_uri(*QUARANTINE))
     table = table.filter(pc.equal(table["run_id"], run_id))
     return {r["values"]: r["counts"] for r in pc.value_counts(table["error"]).to_pylist()}
 
 
 def _gold_key_counts(warehouse: Warehouse, run_id: str) -> dict[str, int]:
-    table = DeltaRsBackend().read(warehouse.table_uri("gold", "key_counts"))
+    table = DeltaRsBackend().read(warehouse.table_uri(*KEY_COUNTS))
     table = table.filter(pc.equal(table["run_id"], run_id))
     summed = table.group_by("key").aggregate([("count", "sum")]).to_pylist()
     return {r["key"]: r["count_sum"] for r in summed}

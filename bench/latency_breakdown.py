@@ -30,9 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bronze.schemas import RAW_EVENTS
 from core.run_plan import query_id
 from core.storage import LOCAL_FILES
 from core.tables.delta_log import latest_version, read_commit
+from gold.schemas import DISTRIBUTION_METRICS
+from silver.schemas import ROUTED_TABLE, WORKER_WINDOWS
 
 if TYPE_CHECKING:
     from core.warehouse import Warehouse
@@ -83,10 +86,10 @@ def refreshed_windows_versions(warehouse: Warehouse, run_id: str) -> list[int]:
     committed that batch. Exact, where the version read just before a refresh can lag
     a batch that the refresh already holds.
     """
-    built = _transactions(warehouse.table_uri("gold", "distribution_metrics"),
+    built = _transactions(warehouse.table_uri(*DISTRIBUTION_METRICS),
                           f"gold-refresh-{run_id}")  # fmt: skip
     batches = np.array([built[v] for v in sorted(built)], dtype=np.int64)
-    windows = warehouse.table_uri("silver", "worker_windows")
+    windows = warehouse.table_uri(*WORKER_WINDOWS)
     return _committed_versions(windows, query_id(run_id, "silver"), batches).tolist()
 
 
@@ -97,9 +100,9 @@ def routed_versions(warehouse: Warehouse, run_id: str, windows_versions: Sequenc
     windows version holds no batch of the run.
     """
     app_id = query_id(run_id, "silver")
-    batch_of = _transactions(warehouse.table_uri("silver", "worker_windows"), app_id)
+    batch_of = _transactions(warehouse.table_uri(*WORKER_WINDOWS), app_id)
     routed_of = {batch: version for version, batch in
-                 _transactions(warehouse.table_uri("silver", "routed"), app_id).items()}  # fmt: skip
+                 _transactions(warehouse.table_uri(*ROUTED_TABLE), app_id).items()}  # fmt: skip
     out = []
     for version in windows_versions:
         batches = [b for v, b in batch_of.items() if v <= version and b in routed_of]
@@ -151,7 +154,7 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
         bronze = _batches(bronze_checkpoint)
         first_bronze = _first_reading(bronze, partition, offset)
         # Silver: the first batch that read the bronze version holding the message.
-        landed = _committed_versions(warehouse.table_uri("bronze", "raw_events"),
+        landed = _committed_versions(warehouse.table_uri(*RAW_EVENTS),
                                      f"{run_id}-bronze", bronze.ids)  # fmt: skip
         read = np.where(first_bronze < len(bronze.ids),
                         landed[np.minimum(first_bronze, len(bronze.ids) - 1)], -1)  # fmt: skip
@@ -162,7 +165,7 @@ def latency_breakdown(warehouse: Warehouse, run_id: str, partition: np.ndarray,
         first_silver = _first_reading(silver, partition, offset)
         stages = [("silver", silver, first_silver)]
     # Gold: the first refresh whose worker windows hold that silver batch.
-    served = _committed_versions(warehouse.table_uri("silver", "worker_windows"),
+    served = _committed_versions(warehouse.table_uri(*WORKER_WINDOWS),
                                  query_id(run_id, "silver"), silver.ids)  # fmt: skip
     needed = np.where(first_silver < len(silver.ids),
                       served[np.minimum(first_silver, len(silver.ids) - 1)], -1)  # fmt: skip

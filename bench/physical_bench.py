@@ -65,6 +65,7 @@ from core.run_plan import RunPlan
 from core.spark.session import build_spark
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
+from gold.schemas import WORKER_BUSY
 from pipelines.medallion import run_finite
 from pipelines.pipeline_runtime import WORKER_DAEMON
 from pipelines.planning import queue_speed
@@ -96,7 +97,7 @@ def physical_run(spark: Any, kafka: KafkaClient, topic: str, grouping: str, mess
     # A message's latency: its batch's end after the drain began (all were waiting then).
     ends = np.array([end - began for *_, end in batches])
     latency = np.repeat(ends, [rows for _, rows, _, _ in batches])
-    busy = backend.read(warehouse.table_uri("gold", "worker_busy"))
+    busy = backend.read(warehouse.table_uri(*WORKER_BUSY))
     per_worker = busy.group_by("worker").aggregate([("busy_s", "sum"), ("tuples", "sum")])
     tuples = dict(zip(per_worker["worker"].to_pylist(), per_worker["tuples_sum"].to_pylist(),
                       strict=True))  # fmt: skip

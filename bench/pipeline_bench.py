@@ -45,6 +45,7 @@ from bench.procfs import ProcessSampler, wait_until_idle
 from bronze.datasets.base import Dataset, DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
+from bronze.schemas import RAW_EVENTS
 from core.config import RunConfig, load_settings
 from core.kafka.admin import end_offsets, ensure_topic, topic_exists
 from core.kafka.broker import LocalBroker
@@ -60,6 +61,7 @@ from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
 from pipelines.medallion import StageTimes, run_finite, stages
 from pipelines.pipeline_runtime import WORKER_DAEMON
+from silver.schemas import ROUTED_TABLE
 
 logger = logging.getLogger("bench.pipeline")
 
@@ -160,7 +162,7 @@ def _reached_gold(warehouse: Warehouse, run_id: str, refreshes: list[GoldRefresh
     """Per gold refresh: the highest offset per partition it covered, and when it finished."""
     from deltalake import DeltaTable
 
-    path = str(warehouse.table_uri("silver", "routed"))
+    path = str(warehouse.table_uri(*ROUTED_TABLE))
     windows = [r.windows_version for r in refreshes if r.windows_version is not None]
     routed = dict(zip(windows, routed_versions(warehouse, run_id, windows), strict=True))
     covered: dict[int, dict[int, int]] = {-1: {}}
@@ -181,7 +183,7 @@ def _reached_gold(warehouse: Warehouse, run_id: str, refreshes: list[GoldRefresh
 def _bronze_messages(warehouse: Warehouse,
                      run_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Each bronze message's partition, offset and send time (epoch ms)."""
-    bronze = DeltaRsBackend().read(warehouse.table_uri("bronze", "raw_events"))
+    bronze = DeltaRsBackend().read(warehouse.table_uri(*RAW_EVENTS))
     bronze = bronze.filter(pc.equal(bronze["run_id"], run_id))
     sent_ms = pc.cast(bronze["timestamp"], pa.int64()).to_numpy() // 1_000  # microseconds
     return bronze["partition"].to_numpy(), bronze["offset"].to_numpy(), sent_ms

@@ -8,6 +8,7 @@ from great_expectations import expectations as gxe
 from bronze.schemas import RAW_EVENTS
 from core.config import QualityConfig
 from core.quality import Check, TableRef, new_suite
+from core.warehouse import sql_name
 
 __all__ = ["RAW_EVENTS_CHECKED", "checks", "raw_events_suite"]
 
@@ -18,7 +19,7 @@ RAW_EVENTS_CHECKED = ("topic", "partition", "offset", "timestamp")
 def raw_events_suite(config: QualityConfig) -> ExpectationSuite:
     """``bronze.raw_events`` of one run: non-null coordinates, offsets unique per partition."""
     mostly = config.mostly
-    return new_suite("bronze.raw_events", [
+    return new_suite(sql_name(RAW_EVENTS), [
         gxe.ExpectTableRowCountToBeBetween(min_value=1),
         *(gxe.ExpectColumnValuesToNotBeNull(column=c, mostly=mostly)
           for c in ("topic", "partition", "offset")),

@@ -20,17 +20,27 @@ import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeAlias
 from urllib.parse import urlparse
 
 from core.storage import Storage, StorageError, probe_folder, storage_for
 
-__all__ = ["CATALOG_DIR", "CHECKPOINTS_DIR", "JOBS_DIR", "LAYERS", "Warehouse", "WarehouseError",
-           "default_state_dir"]
+__all__ = ["CATALOG_DIR", "CHECKPOINTS_DIR", "JOBS_DIR", "LAYERS", "TableName", "Warehouse",
+           "WarehouseError", "default_state_dir", "sql_name"]
 
 logger = logging.getLogger(__name__)
 
 LAYERS: tuple[str, ...] = ("bronze", "silver", "gold")
 """The medallion layers of design.md, in data-flow order."""
+
+TableName: TypeAlias = tuple[str, str]
+"""A table as ``(layer, name)``; each layer declares its own once, in ``<layer>/schemas.py``."""
+
+
+def sql_name(table: TableName) -> str:
+    """``<layer>.<name>``: what Spark SQL calls the table, and its data-quality suite."""
+    return ".".join(table)
+
 
 CHECKPOINTS_DIR = "_checkpoints"
 """Folder of the state folder that holds one streaming checkpoint per query."""

@@ -15,6 +15,9 @@ from pyspark.sql import functions as F
 
 from core.config import QualityConfig
 from core.quality import Check, TableRef, new_suite
+from core.warehouse import sql_name
+from gold.schemas import DISTRIBUTION_METRICS, KEY_COUNTS, WORKER_LOAD
+from silver.schemas import ROUTED_TABLE
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -38,7 +41,7 @@ def _between(column: str, low: float | None, high: float | None,
 def key_counts_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
     """``gold.key_counts``: one positive count per window and key, held by 1..W workers."""
     mostly = config.mostly
-    return new_suite("gold.key_counts", [
+    return new_suite(sql_name(KEY_COUNTS), [
         *(gxe.ExpectColumnValuesToNotBeNull(column=c, mostly=mostly)
           for c in ("window_start_ms", "key", "count")),
         _between("count", config.min_count, None, mostly),
@@ -49,7 +52,7 @@ def key_counts_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
 
 def worker_load_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
     """``gold.worker_load``: real workers, non-negative loads."""
-    return new_suite("gold.worker_load", [
+    return new_suite(sql_name(WORKER_LOAD), [
         _between("worker", 0, workers - 1, config.mostly),
         _between("tuples", 0, None, config.mostly),
     ])  # fmt: skip
@@ -58,17 +61,19 @@ def worker_load_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
 def distribution_metrics_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
     """``gold.distribution_metrics``: one cumulative row; every metric within its formula's range.
 
+    Every row has a ``window_start_ms``, the cumulative one too
+    (:data:`gold.schemas.CUMULATIVE_WINDOW_START_MS`): the table is partitioned by it.
     ``capacity_vs_key`` lies in [1/W, W]: any routing's busiest worker holds between
     M/W and M tuples, and so does KEY's.
     """
     slack = config.tolerance
     low, high = config.skew_s
-    return new_suite("gold.distribution_metrics", [
+    return new_suite(sql_name(DISTRIBUTION_METRICS), [
         gxe.ExpectColumnValuesToBeInSet(column="scope", value_set=["cumulative", "window"]),
         gxe.ExpectCompoundColumnsToBeUnique(column_list=["scope", "window_start_ms"]),
         *(gxe.ExpectColumnValuesToNotBeNull(column=c)
-          for c in ("skew_s", "dist_cost", "stddev_pct", "imbalance", "capacity",
-                    "capacity_vs_key")),
+          for c in ("window_start_ms", "skew_s", "dist_cost", "stddev_pct", "imbalance",
+                    "capacity", "capacity_vs_key")),
         _between("skew_s", low - slack, high + slack),
         _between("dist_cost", config.dist_cost_min - slack, workers + slack),
         _between("stddev_pct", config.stddev_pct_min - slack, None),
@@ -107,12 +112,12 @@ def totals_suite() -> ExpectationSuite:
 
 def checks(config: QualityConfig, workers: int) -> list[Check]:
     """Gold's checks of one run over ``workers`` workers."""
-    key_counts = TableRef("gold", "key_counts")
+    key_counts = TableRef(*KEY_COUNTS)
     return [
         Check(key_counts_suite(config, workers), (key_counts,)),
-        Check(worker_load_suite(config, workers), (TableRef("gold", "worker_load"),)),
+        Check(worker_load_suite(config, workers), (TableRef(*WORKER_LOAD),)),
         Check(distribution_metrics_suite(config, workers),
-              (TableRef("gold", "distribution_metrics"),)),
-        Check(totals_suite(), (TableRef("silver", "routed", ("count",)), key_counts),
+              (TableRef(*DISTRIBUTION_METRICS),)),
+        Check(totals_suite(), (TableRef(*ROUTED_TABLE, ("count",)), key_counts),
               totals_frame),
     ]  # fmt: skip

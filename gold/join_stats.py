@@ -23,7 +23,10 @@ import pyarrow.compute as pc
 from core.logs import figures
 from core.run_plan import query_id
 from core.tables.base import TableBackend
-from core.warehouse import Warehouse
+from core.warehouse import TableName, Warehouse, sql_name
+from core.windows import window_start
+from gold.schemas import CUMULATIVE_WINDOW_START_MS, JOIN_STATS
+from silver.schemas import JOIN_REJECTS, JOINED
 
 __all__ = ["STATS_COLUMNS", "dedup_joined", "join_window_stats", "refresh_join_gold"]
 
@@ -33,8 +36,6 @@ STATS_COLUMNS = ["run_id", "scope", "window_start_ms", "lefts", "matched", "unma
                  "match_rate", "latency_p50_ms", "latency_p99_ms", "late_rights", "orphan_rights",
                  "duplicates_removed", "quarantined"]  # fmt: skip
 _FIGURES = STATS_COLUMNS[STATS_COLUMNS.index("lefts"):]
-CUMULATIVE_WINDOW = -1
-"""``window_start_ms`` of the cumulative row (a real value, so MERGE can match it)."""
 
 
 def _unique_rows(joined: pa.Table) -> pa.Table:
@@ -85,17 +86,17 @@ def join_window_stats(joined: pd.DataFrame | pa.Table, rejects: pd.DataFrame, wi
     joined = _arrow(joined)
     # Ids are only needed to deduplicate: leaving them out keeps the frames small.
     unique = _unique_rows(joined).drop_columns(["id"]).to_pandas()
-    raw_windows = pd.Series(joined["left_created_ms"].to_numpy(zero_copy_only=False) // window_ms
-                            * window_ms).value_counts()  # fmt: skip
-    by_window = dict(tuple(unique.groupby(unique["left_created_ms"] // window_ms * window_ms)))
-    reject_window = rejects["right_created_ms"] // window_ms * window_ms
+    raw_windows = pd.Series(window_start(joined["left_created_ms"].to_numpy(zero_copy_only=False),
+                                         window_ms)).value_counts()  # fmt: skip
+    by_window = dict(tuple(unique.groupby(window_start(unique["left_created_ms"], window_ms))))
+    reject_window = window_start(rejects["right_created_ms"], window_ms)
     rejects_by_window = dict(tuple(rejects.groupby(reject_window)))
     rows = []
     for start in sorted(set(by_window) | set(rejects_by_window)):
         rows.append({"scope": "window", "window_start_ms": int(start),
                      **_summary(by_window.get(start, unique.iloc[:0]), int(raw_windows.get(start, 0)),
                                 rejects_by_window.get(start, rejects.iloc[:0]))})  # fmt: skip
-    rows.append({"scope": "cumulative", "window_start_ms": CUMULATIVE_WINDOW,
+    rows.append({"scope": "cumulative", "window_start_ms": CUMULATIVE_WINDOW_START_MS,
                  **_summary(unique, joined.num_rows, rejects)})  # fmt: skip
     return pd.DataFrame(rows).assign(run_id=run_id)[STATS_COLUMNS]
 
@@ -105,8 +106,8 @@ _STATS_INPUT = {"record": pa.string(), "id": pa.string(), "left_created_ms": pa.
                 "right_created_ms": pa.int64(), "clock_ms": pa.int64(), "batch_id": pa.int64()}  # fmt: skip
 
 
-def _read(backend: TableBackend, warehouse: Warehouse, table: str, run_id: str) -> pa.Table:
-    path = warehouse.table_uri("silver", table)
+def _read(backend: TableBackend, warehouse: Warehouse, table: TableName, run_id: str) -> pa.Table:
+    path = warehouse.table_uri(*table)
     if backend.version(path) is None:
         return pa.schema(_STATS_INPUT).empty_table()
     data = backend.read(path)
@@ -116,13 +117,13 @@ def _read(backend: TableBackend, warehouse: Warehouse, table: str, run_id: str) 
 def refresh_join_gold(backend: TableBackend, warehouse: Warehouse, run_id: str,
                       window_ms: int) -> dict[str, Any]:  # fmt: skip
     """Rebuild ``gold.join_stats`` for ``run_id`` from silver; returns the cumulative row."""
-    joined = _read(backend, warehouse, "joined", run_id)
-    rejects = _read(backend, warehouse, "join_rejects", run_id).to_pandas()
+    joined = _read(backend, warehouse, JOINED, run_id)
+    rejects = _read(backend, warehouse, JOIN_REJECTS, run_id).to_pandas()
     stats = join_window_stats(joined, rejects, window_ms, run_id)
-    backend.merge(warehouse.table_uri("gold", "join_stats"), stats,
+    backend.merge(warehouse.table_uri(*JOIN_STATS), stats,
                   ["run_id", "scope", "window_start_ms"], query_id(run_id, "gold"),
                   time.time_ns() // 1_000)  # fmt: skip
     cumulative = stats[stats["scope"] == "cumulative"].iloc[0].to_dict()
-    logger.info("gold.join_stats for %s: %s", run_id,
+    logger.info("%s for %s: %s", sql_name(JOIN_STATS), run_id,
                 figures({column: cumulative[column] for column in _FIGURES}))
     return cumulative

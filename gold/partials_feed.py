@@ -30,6 +30,7 @@ from core.tables.delta_log import (
     read_commit,
     snapshot_files,
 )
+from core.windows import window_end
 from gold.metrics.partials import RunPartials
 from silver.schemas import SNAPSHOTS_ARROW
 
@@ -113,7 +114,7 @@ class RunPartialsFeed:
                  for name in ("windows", "latency")}  # fmt: skip
         width = self.partials.window_ms
         # One read of each table over every stale window, then split per window.
-        during = (stale[0], stale[-1] + width)
+        during = (stale[0], window_end(stale[-1], width))
         windows = _frame(self._read(files["windows"], _WINDOWS_COLUMNS, during), _WINDOWS_COLUMNS)
         latency = _frame(self._read(files["latency"], _LATENCY_COLUMNS, during), _LATENCY_COLUMNS)
         for start in stale:
@@ -205,4 +206,4 @@ def _frame(rows: pa.Table | None, columns: list[str]) -> pd.DataFrame:
 
 def _of_window(rows: pd.DataFrame, start: int, width: int) -> pd.DataFrame:
     starts = rows["window_start_ms"]
-    return rows[(starts >= start) & (starts < start + width)]
+    return rows[(starts >= start) & (starts < window_end(start, width))]

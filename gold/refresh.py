@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from core.run_plan import RunPlan
 from core.tables.base import TableBackend
@@ -27,14 +26,22 @@ from core.warehouse import Warehouse
 from gold.hot_keys import hot_keys_from_snapshots
 from gold.metrics.partials import RunPartials
 from gold.partials_feed import RunPartialsFeed
-from silver.schemas import WORKER_WINDOWS
+from gold.schemas import (
+    CUMULATIVE_WINDOW_START_MS,
+    DISTRIBUTION_METRICS,
+    HOT_KEYS,
+    KEY_COUNTS,
+    WORKER_BUSY,
+    WORKER_LOAD,
+)
+from silver.schemas import ROUTING_SNAPSHOTS, WORKER_LATENCY, WORKER_WINDOWS
+from silver.schemas import WORKER_BUSY as SILVER_WORKER_BUSY
 
 __all__ = ["partials_feed", "refresh_gold"]
 
 logger = logging.getLogger(__name__)
 
 _WINDOWED = ["run_id", "window_start_ms"]  # the partitions of gold's per-window tables
-_CUMULATIVE = -1  # distribution_metrics' window_start_ms of the cumulative row
 # Windows whose sums a feed keeps after a refresh: the one filling now and the two
 # before it, whose worker windows may still be in flight. Older ones are read again
 # from silver if partials still reach them (see RunPartials.release).
@@ -48,9 +55,9 @@ def partials_feed(warehouse: Warehouse, plan: RunPlan) -> RunPartialsFeed:
         return RunPartials(plan.workers, plan.run.aggregation_window_ms, plan.speed,
                            plan.run.process_ms)  # fmt: skip
 
-    silver = [warehouse.table_uri("silver", name)
-              for name in ("worker_windows", "worker_latency", "routing_snapshots")]  # fmt: skip
-    busy = warehouse.table_uri("silver", "worker_busy") if plan.run.work == "cpu" else None
+    silver = [warehouse.table_uri(*table)
+              for table in (WORKER_WINDOWS, WORKER_LATENCY, ROUTING_SNAPSHOTS)]  # fmt: skip
+    busy = warehouse.table_uri(*SILVER_WORKER_BUSY) if plan.run.work == "cpu" else None
     return RunPartialsFeed(warehouse.storage, *silver, plan.run_id, partials, busy)
 
 
@@ -77,10 +84,9 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, plan: RunPlan,
     if batch is None:
         return False
     app_id = plan.query_id("gold")
-    gold = {name: warehouse.table_uri("gold", name)
-            for name in ("key_counts", "worker_load", "distribution_metrics", "hot_keys",
-                         "worker_busy")}  # fmt: skip
-    if written_everywhere(backend, [gold["distribution_metrics"]], app_id, batch):
+    gold = {table: warehouse.table_uri(*table) for table in
+            (KEY_COUNTS, WORKER_LOAD, DISTRIBUTION_METRICS, HOT_KEYS, WORKER_BUSY)}  # fmt: skip
+    if written_everywhere(backend, [gold[DISTRIBUTION_METRICS]], app_id, batch):
         return False
     feed = feed if feed is not None else partials_feed(warehouse, plan)
     feed.advance()
@@ -93,29 +99,25 @@ def refresh_gold(backend: TableBackend, warehouse: Warehouse, plan: RunPlan,
     run = [plan.run_id]
     # A window's rows are rebuilt whole: replace them, one partition per run and window.
     partitions = {"run_id": run, "window_start_ms": touched}
-    backend.replace(gold["key_counts"], _of_run(feed.partials.key_counts(touched), plan),
+    backend.replace(gold[KEY_COUNTS], _of_run(feed.partials.key_counts(touched), plan),
                     partitions, app_id, batch, _WINDOWED)  # fmt: skip
-    backend.replace(gold["worker_load"], _of_run(feed.partials.worker_load(touched), plan),
+    backend.replace(gold[WORKER_LOAD], _of_run(feed.partials.worker_load(touched), plan),
                     partitions, app_id, batch, _WINDOWED)  # fmt: skip
     busy = feed.take_busy()
     if busy is not None:  # physical mode: each worker's busy time per micro-batch, as measured
-        backend.merge(gold["worker_busy"], _of_run(busy, plan), ["run_id", "batch_id", "worker"],
+        backend.merge(gold[WORKER_BUSY], _of_run(busy, plan), ["run_id", "batch_id", "worker"],
                       app_id, batch, ["run_id"])  # fmt: skip
     snapshots, whole_run = feed.take_snapshots()
     hot = hot_keys_from_snapshots(snapshots, plan.grouping, plan.workers, plan.params)
     if len(hot) and whole_run:  # from every snapshot of the run: its hot keys whole
-        backend.replace(gold["hot_keys"], hot, {"run_id": run}, app_id, batch, ["run_id"])
+        backend.replace(gold[HOT_KEYS], hot, {"run_id": run}, app_id, batch, ["run_id"])
     elif len(hot):
-        backend.append(gold["hot_keys"], hot, app_id, batch, ["run_id"])
+        backend.append(gold[HOT_KEYS], hot, app_id, batch, ["run_id"])
     # Last: its transaction is the one checked above, so a refresh cut short is redone.
-    metrics = feed.partials.result(processing_seconds, touched).to_table()
-    starts = metrics.schema.get_field_index("window_start_ms")
-    metrics = _of_run(metrics.set_column(starts, "window_start_ms",
-                                         pc.fill_null(metrics["window_start_ms"], _CUMULATIVE)),
-                      plan)  # fmt: skip
-    backend.replace(gold["distribution_metrics"], metrics,
-                    {**partitions, "window_start_ms": [_CUMULATIVE, *touched]}, app_id, batch,
-                    _WINDOWED)  # fmt: skip
+    metrics = _of_run(feed.partials.result(processing_seconds, touched).to_table(), plan)
+    backend.replace(gold[DISTRIBUTION_METRICS], metrics,
+                    {**partitions, "window_start_ms": [CUMULATIVE_WINDOW_START_MS, *touched]},
+                    app_id, batch, _WINDOWED)  # fmt: skip
     # Published: only the newest windows still take partials as the run goes on.
     feed.partials.release(_WINDOWS_HELD)
     logger.info("gold refreshed for run %s up to its silver batch %d", plan.run_id, batch)

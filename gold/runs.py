@@ -19,12 +19,10 @@ import pyarrow.compute as pc
 from core.run_plan import RunPlan
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
+from gold.schemas import DISTRIBUTION_METRICS, RUNS
 
-__all__ = ["RUNS", "RUNS_ARROW", "completed_results", "cumulative_metrics", "record_run", "run_row",
+__all__ = ["RUNS_ARROW", "completed_results", "cumulative_metrics", "record_run", "run_row",
            "stored_run"]  # fmt: skip
-
-RUNS = ("gold", "runs")
-"""The table's layer and name."""
 
 RUNS_ARROW = pa.schema([
     ("run_id", pa.string()), ("source", pa.string()), ("topic", pa.string()),
@@ -67,7 +65,7 @@ def _row_of(backend: TableBackend, uri: str, predicate: Any) -> dict[str, Any] |
 
 def cumulative_metrics(backend: TableBackend, warehouse: Warehouse, run_id: str) -> dict[str, Any]:
     """The run's cumulative ``gold.distribution_metrics`` row ({} before gold has one)."""
-    row = _row_of(backend, warehouse.table_uri("gold", "distribution_metrics"),
+    row = _row_of(backend, warehouse.table_uri(*DISTRIBUTION_METRICS),
                   lambda t: pc.and_(pc.equal(t["run_id"], run_id),
                                     pc.equal(t["scope"], "cumulative")))  # fmt: skip
     return row or {}

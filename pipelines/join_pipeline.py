@@ -42,9 +42,9 @@ from gold.join_stats import refresh_join_gold
 from pipelines.progress import ProgressReporter
 from pipelines.steps import job_step
 from silver.join.engine import JoinParams
-from silver.join.operator import JOIN_TABLES
 from silver.join.sink import join_batch_writer
 from silver.join.stream import join_stream
+from silver.schemas import JOIN_REJECTS, JOIN_STATE, JOINED
 
 __all__ = [
     "JoinRequest",
@@ -164,7 +164,7 @@ def start_join(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
     run_id = join_run_id(request)
     cap = request.max_offsets_per_trigger
     topics = tuple(KafkaTopic(request.client, t, "earliest", cap) for t in request.topics)
-    tables = {name: warehouse.table_uri("silver", name) for name in JOIN_TABLES}
+    tables = {table[1]: warehouse.table_uri(*table) for table in (JOINED, JOIN_REJECTS, JOIN_STATE)}
     app_id = query_id(run_id, "join")
     land = (TaskLanding(warehouse.storage, tables, app_id)
             if backend.commits_task_files else None)  # fmt: skip
@@ -244,7 +244,7 @@ def ground_truth_check(backend: TableBackend, warehouse: Warehouse, run_id: str,
     from gold.join_stats import dedup_joined
 
     data = generate(spec)
-    table = backend.read(warehouse.table_uri("silver", "joined"))
+    table = backend.read(warehouse.table_uri(*JOINED))
     joined = dedup_joined(table.filter(pc.equal(table["run_id"], run_id)))
     matched = joined[joined["record"] == "matched"]
     unmatched = set(joined.loc[joined["record"] == "unmatched", "id"])

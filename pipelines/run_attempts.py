@@ -25,7 +25,7 @@ from pathlib import Path
 from core.run_plan import RunPlan, query_id
 from core.tables.base import TableBackend
 from core.warehouse import Warehouse
-from gold.runs import RUNS
+from gold.schemas import RUNS
 
 __all__ = ["current_attempt", "next_attempt"]
 

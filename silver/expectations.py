@@ -19,7 +19,8 @@ from pyspark.sql import functions as F
 from bronze.schemas import RAW_EVENTS
 from core.config import QualityConfig
 from core.quality import Check, TableRef, new_suite
-from silver.schemas import WORKER_WINDOWS
+from core.warehouse import sql_name
+from silver.schemas import QUARANTINE, ROUTED_TABLE, WORKER_LATENCY, WORKER_WINDOWS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -49,7 +50,7 @@ def _worker_in_range(workers: int, mostly: float) -> gxe.Expectation:
 def routed_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
     """``silver.routed``: non-null keys, a worker in [0, W), positive counts, each tuple once."""
     mostly = config.mostly
-    return new_suite("silver.routed", [
+    return new_suite(sql_name(ROUTED_TABLE), [
         *_not_null(("partition", "offset", "key", "count", "event_time_ms", "worker"), mostly),
         _worker_in_range(workers, mostly),
         gxe.ExpectColumnValuesToBeBetween(column="count", min_value=config.min_count,
@@ -60,7 +61,7 @@ def routed_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
 
 def quarantine_suite(config: QualityConfig) -> ExpectationSuite:
     """``silver.quarantine``: every quarantined message says where it came from and why."""
-    return new_suite("silver.quarantine", [
+    return new_suite(sql_name(QUARANTINE), [
         *_not_null(("partition", "offset", "error"), config.mostly),
         gxe.ExpectCompoundColumnsToBeUnique(column_list=_MESSAGE, mostly=config.mostly),
     ])  # fmt: skip
@@ -69,7 +70,7 @@ def quarantine_suite(config: QualityConfig) -> ExpectationSuite:
 def worker_windows_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
     """``silver.worker_windows``: partials of real workers, positive counts, one per key and batch."""
     mostly = config.mostly
-    return new_suite("silver.worker_windows", [
+    return new_suite(sql_name(WORKER_WINDOWS), [
         *_not_null(("batch_id", "window_start_ms", "worker", "key", "count", "tuples"), mostly),
         _worker_in_range(workers, mostly),
         gxe.ExpectColumnValuesToBeBetween(column="count", min_value=config.min_count,
@@ -83,7 +84,7 @@ def worker_windows_suite(config: QualityConfig, workers: int) -> ExpectationSuit
 def worker_latency_suite(config: QualityConfig, workers: int) -> ExpectationSuite:
     """``silver.worker_latency``: each real worker's waits, at least one tuple each, once per batch."""
     mostly = config.mostly
-    return new_suite("silver.worker_latency", [
+    return new_suite(sql_name(WORKER_LATENCY), [
         *_not_null(("batch_id", "window_start_ms", "worker", "latency_ms", "tuples"), mostly),
         _worker_in_range(workers, mostly),
         gxe.ExpectColumnValuesToBeBetween(column="latency_ms", min_value=0, mostly=mostly),
@@ -134,13 +135,13 @@ def accounting_suite() -> ExpectationSuite:
 
 def checks(config: QualityConfig, workers: int) -> list[Check]:
     """Silver's checks of one run over ``workers`` workers."""
-    routed = TableRef("silver", "routed")
-    quarantine = TableRef("silver", "quarantine", (*_MESSAGE, "error"))
+    routed = TableRef(*ROUTED_TABLE)
+    quarantine = TableRef(*QUARANTINE, (*_MESSAGE, "error"))
     return [
         Check(routed_suite(config, workers), (routed,)),
         Check(quarantine_suite(config), (quarantine,)),
         Check(worker_windows_suite(config, workers), (TableRef(*WORKER_WINDOWS),)),
-        Check(worker_latency_suite(config, workers), (TableRef("silver", "worker_latency"),)),
+        Check(worker_latency_suite(config, workers), (TableRef(*WORKER_LATENCY),)),
         Check(accounting_suite(), (TableRef(*RAW_EVENTS, tuple(_MESSAGE)), routed,
                                    quarantine), accounting_frame),
     ]  # fmt: skip

@@ -7,19 +7,44 @@ import pyarrow.compute as pc
 
 __all__ = [
     "BRONZE_INPUT",
+    "JOINED",
+    "JOIN_REJECTS",
+    "JOIN_STATE",
+    "QUARANTINE",
     "QUARANTINE_ARROW",
     "ROUTED_ARROW",
+    "ROUTED_TABLE",
     "ROUTED_TABLE_ARROW",
     "ROUTED_TABLE_COLUMNS",
+    "ROUTING_SNAPSHOTS",
     "ROUTING_STATE_DDL",
     "ROUTING_TARGETS",
     "SNAPSHOTS_ARROW",
+    "WORKER_BUSY",
+    "WORKER_LATENCY",
     "WORKER_WINDOWS",
     "split_routed",
 ]  # fmt: skip
 
+# Silver's tables (layer, name), each named here only.
+ROUTED_TABLE = ("silver", "routed")
+"""Parsed tuples with the worker the grouping chose."""
+QUARANTINE = ("silver", "quarantine")
+"""Messages that could not be parsed, with the reason."""
+ROUTING_SNAPSHOTS = ("silver", "routing_snapshots")
+"""Each splitter's grouping state after a micro-batch."""
+WORKER_LATENCY = ("silver", "worker_latency")
+"""The workers' waits per window and latency."""
 WORKER_WINDOWS = ("silver", "worker_windows")
-"""The workers' windowed partials (layer, name): the last silver table a run writes, gold's input."""
+"""The workers' windowed partials: the last silver table a run writes, gold's input."""
+WORKER_BUSY = ("silver", "worker_busy")
+"""Each worker's measured busy time per micro-batch (physical mode only)."""
+JOINED = ("silver", "joined")
+"""The join's matched pairs and unmatched lefts."""
+JOIN_REJECTS = ("silver", "join_rejects")
+"""The join's late and orphan rights, duplicates and quarantined records."""
+JOIN_STATE = ("silver", "join_state")
+"""The join's state size per shard and micro-batch."""
 
 
 # What parsing needs of a bronze row; the Kafka key and topic stay in bronze.

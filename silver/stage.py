@@ -15,7 +15,14 @@ from core.spark.session import delta_spark_available
 from core.stages import IN_MEMORY_STATE_STORE, RunContext, Stage, StageDef
 from core.tables import read_delta_stream
 from silver.routing import Routing
-from silver.schemas import WORKER_WINDOWS
+from silver.schemas import (
+    QUARANTINE,
+    ROUTED_TABLE,
+    ROUTING_SNAPSHOTS,
+    WORKER_BUSY,
+    WORKER_LATENCY,
+    WORKER_WINDOWS,
+)
 from silver.sink import SilverTables, silver_batch_writer
 from silver.stream import (
     BRONZE_INPUT,
@@ -42,11 +49,11 @@ def _silver(run: RunContext) -> Stage:
     app_id = plan.query_id("silver")
     topic = run.landed_topic
     physical = plan.run.work == "cpu"
-    tables = SilverTables(*(str(warehouse.table_uri("silver", name)) for name in
-                            ("routed", "quarantine", "routing_snapshots", "worker_latency",
-                             "worker_windows")),
+    tables = SilverTables(*(str(warehouse.table_uri(*table)) for table in
+                            (ROUTED_TABLE, QUARANTINE, ROUTING_SNAPSHOTS, WORKER_LATENCY,
+                             WORKER_WINDOWS)),
                           bronze=bronze if topic is not None else None,
-                          busy=str(warehouse.table_uri("silver", "worker_busy")) if physical else None)  # fmt: skip
+                          busy=str(warehouse.table_uri(*WORKER_BUSY)) if physical else None)  # fmt: skip
     # With delta-rs the tasks write the tables' files; the driver commits their names.
     landing = run.backend.commits_task_files
     routing_land = tables.routing_landing(warehouse.storage, app_id) if landing else None

@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 
 from core.gc_pause import gc_paused
 from core.tables.task_files import TaskLanding
+from core.windows import window_end, window_start
 from silver.blocks import FILES, ROUTED_BLOCKS_ARROW, TUPLES, group_blocks, pack, pack_table, unpack
 from silver.queueing import FifoQueueModel, latency_bucket
 from silver.work import spend_cpu
@@ -123,7 +124,7 @@ def _windows(rows: pa.Table, starts: np.ndarray, window_ms: int) -> pa.Table:
     return pa.table({
         "window_start_ms": begin, "worker": grouped["worker"], "key": grouped["key"],
         "count": grouped["count_sum"], "tuples": grouped["count_count"],
-        "window_end_ms": pc.add(begin, window_ms),
+        "window_end_ms": window_end(begin.to_numpy(), window_ms),
     }, schema=WINDOW_PARTIALS_ARROW)  # fmt: skip
 
 
@@ -180,7 +181,7 @@ def serve_tuples(rows: pa.Table, queues: Mapping[int, QueueState], window_ms: in
         latencies[begin:end] = queue.add(np.zeros(end - begin, np.int64), times[begin:end])
         assert queue.origin_ms is not None  # noqa: S101 - set by the first add
         after[worker] = (queue.origin_ms, float(queue.last_completion[0]))
-    starts = times // window_ms * window_ms
+    starts = window_start(times, window_ms)
     return (_windows(rows, starts, window_ms), _latencies(times, workers, latencies, starts, speed),
             after)  # fmt: skip
 

@@ -23,6 +23,8 @@ _COLUMNS = ["window_start_ms", "key", "count"]
 def expected_counts(spec: DatasetSpec) -> pd.DataFrame:
     """``window_start_ms``, ``key``, ``count``: messages per epoch-aligned window and key."""
     batches = list(make_dataset(spec).tuples(batch_size=100_000))
+    # Its own window arithmetic, not core.windows': the oracle checks the pipeline's
+    # gold.key_counts too, so it must not share the code it checks.
     frame = pd.DataFrame({
         "window_start_ms": pd.concat([pd.Series(b.event_times_ms // WINDOW_MS * WINDOW_MS)
                                       for b in batches], ignore_index=True),

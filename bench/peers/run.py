@@ -25,6 +25,7 @@ from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
+from gold.schemas import KEY_COUNTS
 
 __all__ = ["run_peers"]
 
@@ -59,7 +60,7 @@ def _quix(python: str, kafka: KafkaClient, topic: str, root: Path, messages: int
 
 
 def _gold(warehouse: Warehouse, run_id: str) -> pd.DataFrame:
-    table = DeltaRsBackend().read(warehouse.table_uri("gold", "key_counts"))
+    table = DeltaRsBackend().read(warehouse.table_uri(*KEY_COUNTS))
     return table.filter(pc.equal(table["run_id"], run_id)).to_pandas()
 
 

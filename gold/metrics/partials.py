@@ -28,7 +28,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from core.windows import window_end, window_start
 from gold.metrics.summary import MetricRow, RunMetrics, metric_row
+from gold.schemas import CUMULATIVE_WINDOW_START_MS
 from silver.groupings.hashing import hash_keys
 
 __all__ = ["Rows", "RunPartials"]
@@ -142,7 +144,7 @@ class RunPartials:
         return int(self._loads.sum())
 
     def _coarse(self, starts: np.ndarray) -> np.ndarray:
-        return starts // self.window_ms * self.window_ms
+        return window_start(starts, self.window_ms)
 
     def _key_codes(self, keys: np.ndarray) -> np.ndarray:
         # Only the batch's distinct keys go through the dict: its cost follows the new
@@ -274,7 +276,7 @@ class RunPartials:
             ends = np.append(first[1:], len(sums.pairs))  # pairs are sorted by key code
             windows.append({
                 "window_start_ms": np.full(len(codes), start),
-                "window_end_ms": np.full(len(codes), start + self.window_ms),
+                "window_end_ms": np.full(len(codes), window_end(start, self.window_ms)),
                 "key": np.array([self._keys[code] for code in codes.tolist()], dtype=object),
                 "count": np.add.reduceat(sums.count, first) if len(codes) else first,
                 "tuples": np.add.reduceat(sums.tuples, first) if len(codes) else first,
@@ -325,7 +327,7 @@ class RunPartials:
             first = min(f for f, _ in self._extremes.values())
             makespan = max((start - first) / self.speed + last
                            for start, (_, last) in self._extremes.items())  # fmt: skip
-        cumulative = metric_row("cumulative", None, self._loads, self._key_loads, len(self._codes),
-                                len(self._pairs), self._all_latency, makespan, throughput,
-                                self.process_ms)  # fmt: skip
+        cumulative = metric_row("cumulative", CUMULATIVE_WINDOW_START_MS, self._loads,
+                                self._key_loads, len(self._codes), len(self._pairs),
+                                self._all_latency, makespan, throughput, self.process_ms)  # fmt: skip
         return RunMetrics(cumulative, rows)

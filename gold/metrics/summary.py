@@ -34,7 +34,7 @@ class MetricRow:
     """
 
     scope: str
-    window_start_ms: int | None
+    window_start_ms: int
     workers: int
     tuples: int
     distinct_keys: int
@@ -76,7 +76,7 @@ class RunMetrics:
     def to_table(self) -> pa.Table:
         """The rows as ``gold.distribution_metrics`` holds them: the cumulative one, then the windows.
 
-        The cumulative row's ``window_start_ms`` is null.
+        The cumulative row's ``window_start_ms`` is :data:`gold.schemas.CUMULATIVE_WINDOW_START_MS`.
         """
         rows = [self.cumulative, *self.windows]
         return pa.table({field.name: [getattr(row, field.name) for row in rows]
@@ -100,14 +100,15 @@ def weighted_percentiles(values: np.ndarray, counts: np.ndarray,
     return out
 
 
-def metric_row(scope: str, start: int | None, loads: np.ndarray, key_loads: np.ndarray,
+def metric_row(scope: str, start: int, loads: np.ndarray, key_loads: np.ndarray,
                keys: int, pairs: int, latency: tuple[np.ndarray, np.ndarray] | None,
                makespan_ms: float, throughput: float, process_ms: float) -> MetricRow:  # fmt: skip
     """A scope's row from its sums.
 
     Args:
         scope: ``cumulative`` or ``window``.
-        start: the window's start (None for the cumulative row).
+        start: the window's start; :data:`gold.schemas.CUMULATIVE_WINDOW_START_MS` for
+            the cumulative row.
         loads: tuples per worker (all W).
         key_loads: tuples per worker had KEY routed the same tuples.
         keys: distinct keys.

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from gold.metrics.summary import MetricRow, metric_row
+from gold.schemas import CUMULATIVE_WINDOW_START_MS
 from pipelines.advice.sampled import SampledTuples
 from pipelines.simulate import GroupingChoice
 from silver.groupings.hashing import hash_keys
@@ -155,8 +156,9 @@ def _rows(tuples: SampledTuples, routed: np.ndarray, keys: _Keys, workers: int,
             waits = model.add(routed, tuples.event_times_ms)
             latency = np.unique(latency_bucket(waits), return_counts=True)
             makespan = model.makespan_ms
-        rows.append((load, metric_row("cumulative", None, loads, key_loads, keys.distinct, pairs,
-                                      latency, makespan, throughput, settings.process_ms)))  # fmt: skip
+        row = metric_row("cumulative", CUMULATIVE_WINDOW_START_MS, loads, key_loads,
+                         keys.distinct, pairs, latency, makespan, throughput, settings.process_ms)  # fmt: skip
+        rows.append((load, row))
     return rows
 
 

@@ -37,14 +37,16 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _runs(backend: TableBackend, warehouse: Warehouse, run_id: str | None) -> list[tuple[str, int]]:
+    from core.warehouse import sql_name
+    from gold.schemas import RUNS
+
     # gold.runs holds one row per run: read on the driver, before Spark starts, so a
     # wrong --run-id or an empty warehouse is a one-line error in a second.
-    from gold.runs import RUNS
-
     path = warehouse.table_uri(*RUNS)
     runs = backend.read(path) if backend.version(path) is not None else None
     if runs is None or runs.num_rows == 0:
-        raise UsageError(f"no runs in {warehouse.root} (gold.runs is missing; run `dkg run` first)")
+        raise UsageError(f"no runs in {warehouse.root} ({sql_name(RUNS)} is missing; "
+                         "run `dkg run` first)")  # fmt: skip
     known = {
         row["run_id"]: int(row["workers"]) for row in runs.select(["run_id", "workers"]).to_pylist()
     }

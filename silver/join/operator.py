@@ -23,15 +23,17 @@ from silver.blocks import BLOCK_ROWS, FILES, pack, unpack
 from silver.join.engine import OUTPUT_COLUMNS, JoinEngine, JoinParams
 from silver.join.schemas import JOINED_ARROW, OPERATOR_ARROW, REJECTS_ARROW, STATE_ARROW
 from silver.join.sharding import TAGGED_ARROW, stack
+from silver.schemas import JOIN_REJECTS, JOIN_STATE, JOINED
 
 __all__ = ["JOIN_TABLES", "OPERATOR_COLUMNS", "join_blocks_with_state", "join_shard_rows",
            "join_tables"]  # fmt: skip
 
-JOIN_TABLES = {"joined": (("matched", "unmatched"), JOINED_ARROW),
-               "join_rejects": (("late_right", "orphan_right", "duplicate", "quarantine"),
-                                REJECTS_ARROW),
-               "join_state": (("state",), STATE_ARROW)}  # fmt: skip
-"""Each silver table of the join (by name): the ``record`` kinds it keeps and its columns."""
+JOIN_TABLES = {JOINED[1]: (("matched", "unmatched"), JOINED_ARROW),
+               JOIN_REJECTS[1]: (("late_right", "orphan_right", "duplicate", "quarantine"),
+                                 REJECTS_ARROW),
+               JOIN_STATE[1]: (("state",), STATE_ARROW)}  # fmt: skip
+"""Each silver table of the join (by name, ``silver.schemas``): the ``record`` kinds it keeps and
+its columns."""
 
 OPERATOR_COLUMNS = ["shard", *OUTPUT_COLUMNS, "reason", "pending_left", "pending_right",
                     "state_bytes"]  # fmt: skip

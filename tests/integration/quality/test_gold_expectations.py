@@ -16,6 +16,7 @@ from gold.expectations import (
     totals_suite,
     worker_load_suite,
 )
+from gold.schemas import CUMULATIVE_WINDOW_START_MS
 
 pytestmark = pytest.mark.spark
 
@@ -24,7 +25,8 @@ W = 4
 
 def _metrics() -> pd.DataFrame:
     return pd.DataFrame({
-        "scope": ["cumulative", "window", "window"], "window_start_ms": [-1, 0, 60_000],
+        "scope": ["cumulative", "window", "window"],
+        "window_start_ms": [CUMULATIVE_WINDOW_START_MS, 0, 60_000],
         "skew_s": [0.0, 0.5, 1.0], "dist_cost": [1.0, 1.5, float(W)],
         "stddev_pct": [0.0, 3.2, 40.0], "imbalance": [0.0, 0.1, 0.75],
         "capacity": [1000.0, 2500.0, 0.0], "capacity_vs_key": [1.0, 1 / W, float(W)],
@@ -55,6 +57,14 @@ def test_nan_metric_and_unknown_scope_fail(failed):
         ("expect_column_values_to_not_be_null", "skew_s"),
         ("expect_column_values_to_be_in_set", "scope"),
     }  # fmt: skip
+
+
+def test_a_cumulative_row_without_a_window_start_fails(failed):
+    # The table is partitioned by window_start_ms: its whole-run row names a real one.
+    frame = _metrics().astype({"window_start_ms": "Int64"})
+    frame.loc[0, "window_start_ms"] = None
+    assert failed(distribution_metrics_suite(QualityConfig(), W), frame) == {
+        ("expect_column_values_to_not_be_null", "window_start_ms")}
 
 
 def test_metric_bounds_come_from_config(failed):

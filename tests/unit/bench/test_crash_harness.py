@@ -42,7 +42,7 @@ def test_a_kill_lands_in_the_step_open_at_the_freeze(lines, landed):
     assert landed_step(_events(*lines)) == landed
 
 
-CHECK = TableCheck("gold", "stats", ("run_id", "window"), {"seconds": "wall clock"})
+CHECK = TableCheck(("gold", "stats"), ("run_id", "window"), {"seconds": "wall clock"})
 
 
 def _table(root, rows: list[dict]) -> Warehouse:

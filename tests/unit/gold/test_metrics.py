@@ -77,6 +77,9 @@ def test_dist_cost_and_windows():
     assert total.dist_cost == pytest.approx(4 / 3)  # pairs (1,0) (1,1) (2,2) (3,0)
     assert total.throughput == pytest.approx(3.0)
     assert [w.window_start_ms for w in result.windows] == [0, 1000]
+    # The whole run's row has a real window start, in memory as in gold's table.
+    assert (total.scope, total.window_start_ms) == ("cumulative", -1)
+    assert result.to_table()["window_start_ms"].to_pylist() == [-1, 0, 1000]
     first, second = result.windows
     assert first.loads == (1, 1, 1) and first.dist_cost == pytest.approx(1.5)
     assert second.loads == (3, 0, 0) and second.dist_cost == 1.0

@@ -55,6 +55,8 @@ def test_gold_waits_for_the_runs_first_worker_windows(tmp_path) -> None:
     assert sorted(counts["key"]) == ["k0", "k1", "k2"] and counts["count"].tolist() == [2, 2, 2]
     metrics = backend.read(warehouse.table_uri("gold", "distribution_metrics")).to_pandas()
     assert metrics.loc[metrics["scope"] == "cumulative", "p50_ms"].tolist() == [1.0]
+    # The whole run's row sits in partition window_start_ms=-1: a real value, never null.
+    assert metrics.loc[metrics["scope"] == "cumulative", "window_start_ms"].tolist() == [-1]
 
 
 def _partials(run_id: str, batch_id: int, rows: int, seed: int) -> tuple[pa.Table, pa.Table]:
@@ -112,6 +114,8 @@ def test_refreshes_replace_the_windows_they_rebuild(tmp_path) -> None:
     metrics = backend.read(warehouse.table_uri("gold", "distribution_metrics")).to_pandas()
     cumulative = metrics[metrics["scope"] == "cumulative"].set_index("run_id")["tuples"]
     assert cumulative.to_dict() == every.groupby("run_id")["tuples"].sum().to_dict()
+    # Each refresh replaced the whole run's row in its partition rather than adding one.
+    assert metrics.loc[metrics["scope"] == "cumulative", "window_start_ms"].eq(-1).all()
     assert not metrics.duplicated(["run_id", "scope", "window_start_ms"]).any()
     loads = backend.read(warehouse.table_uri("gold", "worker_load")).to_pandas()
     assert not loads.duplicated(["run_id", "window_start_ms", "worker"]).any()

@@ -24,6 +24,8 @@ def test_json_lists_every_grouping_with_the_table_columns(capsys):
     for row in rows:
         assert TABLE_KEYS <= row.keys()
         assert row["tuples"] == 3000
+        # The whole run's row, as gold.distribution_metrics holds it.
+        assert (row["scope"], row["window_start_ms"]) == ("cumulative", -1)
     by_name = {r["grouping"]: r for r in rows}
     assert by_name["KEY"]["dist_cost"] == 1.0
     assert by_name["SHUFFLE"]["imbalance"] == 0.0
