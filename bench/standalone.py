@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-import pyspark
-
 from core.kafka.broker import free_port
+from core.spark.class_archive import archive_options
+from core.spark.spark_home import compiled_spark_home
 
 __all__ = ["StandaloneCluster"]
 
@@ -40,12 +40,14 @@ class StandaloneCluster:
         self._processes: list[subprocess.Popen[bytes]] = []
 
     def _spark_class(self, args: list[str], log: Path) -> subprocess.Popen[bytes]:
-        spark_home = Path(pyspark.__file__).parent
+        # The local driver's Spark home, whose jars its class archive was made with: the
+        # daemons map it too (core.spark.class_archive).
+        spark_home = compiled_spark_home()
         # The master and worker daemons only coordinate: the quick compiler alone and a
         # serial collector start them on less CPU (executors keep Spark's defaults).
+        options = f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC {archive_options()}".strip()
         env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": sys.executable,
-               "SPARK_LOCAL_IP": "127.0.0.1",
-               "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}  # fmt: skip
+               "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_DAEMON_JAVA_OPTS": options}  # fmt: skip
         with open(log, "wb") as out:
             return subprocess.Popen([str(spark_home / "bin" / "spark-class"), *args], env=env,  # noqa: S603
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip

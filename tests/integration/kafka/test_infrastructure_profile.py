@@ -26,6 +26,7 @@ from deltalake import DeltaTable
 
 from bench.standalone import StandaloneCluster
 from bronze.datasets.base import DatasetSpec
+from core.spark.class_archive import archive_options
 from tests.exact_counts import dataset_counts, gold_counts
 
 pytestmark = pytest.mark.slow
@@ -77,8 +78,10 @@ def test_killed_driver_resumes_on_a_cluster_with_the_warehouse_in_object_storage
     config.write_text(yaml.safe_dump({
         "spark": {"conf": {"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
                             "spark.eventLog.compress": "false",
-                            # A few micro-batches each: start-up dominates, the quick compiler pays.
-                            "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1"}},
+                            # A few micro-batches each: start-up dominates, the quick compiler
+                            # pays, and so does the class archive the daemons map too.
+                            "spark.executor.extraJavaOptions":
+                                f"-XX:TieredStopAtLevel=1 {archive_options()}".strip()}},
         # Checkpoints and state stores: a folder the executors share (this machine's).
         "warehouse": {"state_dir": str(tmp_path / "state")},
     }))  # fmt: skip
