@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
 from bronze.schemas import RAW_EVENTS
 from bronze.stream import raw_events
 from core.kafka.source import KafkaTopic
 from core.stages import RunContext, Stage, StageDef
-from core.tables.sink import foreach_batch_writer
+from core.tables.sink import foreach_batch_writer, recorded_anywhere
 
 __all__ = ["BRONZE"]
 
@@ -16,7 +18,8 @@ def _build(run: RunContext) -> Stage:
     app_id, checkpoint = run.plan.query_id("bronze"), run.checkpoint("bronze")
     rows = run.source.rows(run.spark) if isinstance(run.source, KafkaTopic) else run.source
     writer = foreach_batch_writer(run.backend, table, app_id)
-    return Stage("bronze", raw_events(rows, run.plan.run_id), writer, checkpoint)
+    return Stage("bronze", raw_events(rows, run.plan.run_id), writer, checkpoint,
+                 recorded=functools.partial(recorded_anywhere, run.backend, [table], app_id))
 
 
 BRONZE = StageDef("bronze", RAW_EVENTS, _build)

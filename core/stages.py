@@ -74,7 +74,13 @@ class RunContext:
 
 @dataclass(frozen=True)
 class Stage:
-    """One streaming query of a run: what it reads, how it writes, where it checkpoints."""
+    """One streaming query of a run: what it reads, how it writes, where it checkpoints.
+
+    ``recorded`` says whether the tables the writer commits to record any of its
+    micro-batches (their Delta transactions under its application id, e.g.
+    :func:`~core.tables.sink.recorded_anywhere`); None: not known, the checkpoint is
+    trusted as it is (see :func:`start_query`).
+    """
 
     name: str
     frame: DataFrame
@@ -82,6 +88,7 @@ class Stage:
     checkpoint: str
     shuffle_partitions: int | None = None  # None: the session's
     state_store: str | None = None  # the state store provider class; None: the session's
+    recorded: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,25 @@ def _clear_unstarted(checkpoint: str) -> None:
         shutil.rmtree(checkpoint)
 
 
+def _clear_orphaned(stage: Stage) -> None:
+    # A checkpoint says which offsets are done; the tables hold what was done with them.
+    # Tables emptied or replaced behind a checkpoint kept elsewhere (a warehouse in
+    # object storage keeps its checkpoints in a local state folder: a bucket deleted,
+    # or an in-memory S3 server restarted) would have the query resume after offsets
+    # whose rows are gone, and write nothing. When no table records any batch of the
+    # query, nothing it did is left: starting afresh (the source from its start) loses
+    # nothing, and no batch id is skipped as already written.
+    commits = Path(stage.checkpoint) / "commits"
+    if stage.recorded is None or not commits.is_dir():
+        return
+    if not any(entry.name.isdigit() for entry in commits.iterdir()) or stage.recorded():
+        return
+    logger.warning("checkpoint %s has committed micro-batches that no table of its query "
+                   "records (the tables were emptied or replaced): starting the query afresh",
+                   stage.checkpoint)  # fmt: skip
+    shutil.rmtree(stage.checkpoint)
+
+
 def start_query(stage: Stage, **trigger: Any) -> StreamingQuery:
     """Start the stage's query with ``trigger`` (e.g. ``availableNow=True``).
 
@@ -113,8 +139,12 @@ def start_query(stage: Stage, **trigger: Any) -> StreamingQuery:
     JVM does not keep the objects of past micro-batches. The shuffle partition
     count and the state store are fixed when a stateful query first starts (its
     checkpoint keeps them); a stage may ask for its own, set only for its start.
+    A checkpoint whose committed micro-batches none of the stage's tables record
+    (``Stage.recorded``) is dropped first, so the query starts afresh instead of
+    resuming past rows that are gone.
     """
     _clear_unstarted(stage.checkpoint)
+    _clear_orphaned(stage)
     spark = stage.frame.sparkSession
     asked = {_SHUFFLE_PARTITIONS: stage.shuffle_partitions, _STATE_STORE: stage.state_store}
     session = {key: spark.conf.get(key) for key, value in asked.items() if value}

@@ -7,6 +7,8 @@ reads ``bronze.raw_events``, which bronze's own query writes.
 
 from __future__ import annotations
 
+import functools
+
 from pyspark.sql import functions as F
 
 from bronze.schemas import RAW_EVENTS, RAW_EVENTS_ARROW
@@ -14,6 +16,7 @@ from core.spark.placement import spread_group_keys
 from core.spark.session import delta_spark_available
 from core.stages import IN_MEMORY_STATE_STORE, RunContext, Stage, StageDef
 from core.tables import read_delta_stream
+from core.tables.sink import recorded_anywhere
 from silver.routing import Routing
 from silver.schemas import (
     QUARANTINE,
@@ -83,8 +86,10 @@ def _silver(run: RunContext) -> Stage:
     # The routing's state is one small snapshot per splitter: the in-memory store
     # commits it as one file, where RocksDB flushed, checkpointed and copied files
     # for each partition in every micro-batch (measured: ~70 ms per partition).
+    recorded = functools.partial(recorded_anywhere, run.backend,
+                                 list(tables.files_tables().values()), app_id)  # fmt: skip
     return Stage("silver", routed, writer, run.checkpoint("silver"), shuffle_partitions=partitions,
-                 state_store=IN_MEMORY_STATE_STORE)  # fmt: skip
+                 state_store=IN_MEMORY_STATE_STORE, recorded=recorded)  # fmt: skip
 
 
 SILVER = StageDef("silver", WORKER_WINDOWS, _silver)

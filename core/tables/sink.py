@@ -17,7 +17,7 @@ from core.tables.base import TableBackend, TablePath
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["foreach_batch_writer", "written_everywhere"]
+__all__ = ["foreach_batch_writer", "recorded_anywhere", "written_everywhere"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,3 +83,12 @@ def written_everywhere(backend: TableBackend, paths: Sequence[TablePath], app_id
         if last is None or last < batch_id:
             return False
     return True
+
+
+def recorded_anywhere(backend: TableBackend, paths: Sequence[TablePath], app_id: str) -> bool:
+    """Whether any of the tables records a micro-batch of ``app_id`` (a missing table records none).
+
+    A streaming query whose checkpoint has committed batches that none of its tables
+    records has lost its tables (see :func:`core.stages.start_query`).
+    """
+    return any(backend.transaction_version(path, app_id) is not None for path in paths)

@@ -9,6 +9,8 @@ the run.
 
 from __future__ import annotations
 
+import shutil
+
 import pandas as pd
 import pytest
 
@@ -66,6 +68,28 @@ def test_finite_run_passes_every_check_and_corrupted_silver_is_named(spark, tmp_
     assert "silver.routed" in out and "expect_column_values_to_be_between(worker)" in out
     assert f"[{W}]" in out  # the observed value
     assert "expect_column_pair_values_to_be_equal(silver_count = gold_count)" in out
+
+
+def test_a_run_whose_tables_are_gone_lands_again_behind_its_kept_checkpoints(spark, tmp_path):
+    # As on object storage, where checkpoints stay in a local state folder: the tables
+    # go (a bucket emptied, an in-memory S3 server restarted) and the same run starts
+    # again. Its queries resumed after the checkpointed offsets and landed nothing, and
+    # bronze's gate failed with expect_table_row_count_to_be_between: observed 0.
+    spec_data = DatasetSpec(name="COUNTRY_SKEW_R80", messages=600, rate=200, seed=7)
+    exact = write_topic_table(tmp_path / "topic", spec_data, 2)
+    spec = RunPlan(run_id="gone", source_type="COUNTRY_SKEW_R80", grouping="KEY", splitters=2,
+                   run=RunConfig(workers=W))  # fmt: skip
+    for started in range(2):
+        if started:
+            shutil.rmtree(tmp_path / "lakehouse")
+        warehouse = Warehouse(tmp_path / "lakehouse", state_dir=tmp_path / "state")
+        backend = DeltaRsBackend()
+        gate = quality_gate(spark, warehouse, backend, spec.run_id, W, QualityConfig())
+        run_finite(spark, read_delta_stream(spark, str(tmp_path / "topic")), spec, warehouse,
+                   backend, after_stage=gate)  # fmt: skip
+    assert backend.read(warehouse.table_uri("bronze", "raw_events")).num_rows == 600
+    counts = backend.read(warehouse.table_uri("gold", "key_counts")).to_pandas()
+    assert counts.groupby("key")["count"].sum().to_dict() == dict(exact)
 
 
 def test_gate_fails_the_main_job_naming_the_expectation(spark, tmp_path, capsys):

@@ -105,6 +105,26 @@ def test_job_spec_runs_its_tasks_against_the_bucket(cwd, s3_options, s3_bucket):
     _nothing_local_but_state(cwd)
 
 
+@pytest.mark.timeout(900)  # two `dkg run` processes of up to 300 s each
+def test_a_run_started_again_on_an_emptied_bucket_lands_its_messages_again(
+        s3_options, s3_fs, s3_bucket, tmp_path):  # fmt: skip
+    # Checkpoints stay in the local state folder while the bucket is emptied (an
+    # in-memory S3 server restarted): the same command started again from the same
+    # folder resumed after the checkpointed offsets, landed nothing, and bronze's gate
+    # failed (expect_table_row_count_to_be_between: observed 0).
+    warehouse = f"s3://{s3_bucket}/emptied"
+    argv = ("run", "--warehouse", warehouse, "--dataset", SOURCE, "--messages", "1000",
+            "--rate", "2000", "--partitions", "2", "--grouping", "KEY")  # fmt: skip
+    first = _dkg(tmp_path, s3_options, *argv)
+    assert first.returncode == 0, first.stderr[-3000:]
+    s3_fs.delete_dir_contents(f"{s3_bucket}/emptied")
+    again = _dkg(tmp_path, s3_options, *argv)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "data quality passed" in again.stderr, again.stderr[-3000:]
+    expected = dataset_counts([DatasetSpec(name=SOURCE, messages=1000, rate=2000)])
+    assert list(gold_counts(warehouse, s3_options).values()) == [expected]
+
+
 def test_a_table_on_s3_without_storage_options_makes_no_local_folder(
         s3_options, s3_bucket, tmp_path, monkeypatch):  # fmt: skip
     # Credentials from the environment alone (as with an instance profile): the
