@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from tests.reference_routings._cycles import tuples_with_cycles
 from tests.reference_routings._hashes import fingerprint, home
 from tests.reference_routings._space_saving import SpaceSaving
 
@@ -96,15 +97,11 @@ class _Adaptive:
 
 def route(workers: int, keys: Iterable[str], times_ms: Iterable[int], p: dict) -> list[int]:
     rule = _Adaptive(workers, p)
-    start = next_cycle = None
     weighted = 0.0  # the stream length, decayed like the counts
     out = []
-    for key, time_ms in zip(keys, times_ms, strict=True):
-        now = int(time_ms)
-        if start is None:
-            start, next_cycle = now, now + p["key_space_cycle_ms"]
-        while now >= next_cycle:  # cycles are counted from the first tuple
-            next_cycle += p["key_space_cycle_ms"]
+    for key, now, since_first, ended in tuples_with_cycles(keys, times_ms,
+                                                            p["key_space_cycle_ms"]):  # fmt: skip
+        for _ in ended:
             rule.summary.decay(p["decay"])
             weighted *= p["decay"]
         weighted += 1.0
@@ -114,7 +111,7 @@ def route(workers: int, keys: Iterable[str], times_ms: Iterable[int], p: dict) -
             rule.last_check.pop(displaced, None)
         home_worker = home(key) % workers
         last = rule.last_check.get(key)
-        if now - start >= p["warm_up_ms"] and (
+        if since_first >= p["warm_up_ms"] and (
             last is None or now - last >= p["check_interval_ms"]
         ):
             rule.last_check[key] = now

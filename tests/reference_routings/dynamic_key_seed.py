@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from tests.reference_routings._cycles import tuples_with_cycles
 from tests.reference_routings._hashes import home
 
 __all__ = ["route"]
@@ -110,17 +111,13 @@ def route(workers: int, keys: Iterable[str], times_ms: Iterable[int], p: dict) -
     spaces = _KeySpaces(p)
     sent = [0] * workers
     total = 0
-    start = next_cycle = None
     cycles = 0
     out = []
-    for key, time_ms in zip(keys, times_ms, strict=True):
-        now = int(time_ms)
-        if start is None:
-            start, next_cycle = now, now + p["key_space_cycle_ms"]
-        while now >= next_cycle:  # cycles are counted from the first tuple
+    for key, now, since_first, ended in tuples_with_cycles(keys, times_ms,
+                                                            p["key_space_cycle_ms"]):  # fmt: skip
+        for end in ended:
             cycles += 1
-            spaces.cycle(cycles, next_cycle)
-            next_cycle += p["key_space_cycle_ms"]
+            spaces.cycle(cycles, end)
         entry = spaces.find_or_admit(key, now)
         entry[1] += 1
         entry[3] = now
@@ -129,7 +126,7 @@ def route(workers: int, keys: Iterable[str], times_ms: Iterable[int], p: dict) -
         if entry[2] == OLD:
             # total > 0: there are no loads before the first routed tuple.
             if (
-                now - start >= p["warm_up_ms"]
+                since_first >= p["warm_up_ms"]
                 and now - entry[5] >= p["check_interval_ms"]
                 and total
             ):
