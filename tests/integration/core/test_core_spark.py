@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 
 from core.spark.class_archive import ARCHIVE
 from core.spark.session import (
+    CHECKPOINT_FILE_MANAGER,
     LOCAL_JVM_OPTIONS,
     ROCKSDB_PROVIDER,
     SparkSetupError,
@@ -30,6 +31,8 @@ def test_session_settings(core_spark: SparkSession) -> None:
     assert conf.get("spark.sql.execution.arrow.pyspark.enabled") == "true"
     assert conf.get("spark.sql.shuffle.partitions") == "2"
     assert conf.get("spark.ui.enabled") == "false"
+    # Renames in-process: the default's FileContext starts a readlink process for each.
+    assert conf.get("spark.sql.streaming.checkpointFileManagerClass") == CHECKPOINT_FILE_MANAGER
     assert core_spark.sparkContext.master == "local[2]"
     assert core_spark.sparkContext.getConf().get("spark.driver.memory") == "2g"
     assert not conf.get("spark.sql.warehouse.dir").startswith(f"file:{Path.cwd()}")
@@ -110,3 +113,4 @@ def test_the_status_store_keeps_a_bounded_history(core_spark: SparkSession) -> N
         core_spark.range(1).count()
     tracker = core_spark.sparkContext.statusTracker()
     assert 0 < len(tracker.getJobIdsForGroup(None)) <= 100
+
