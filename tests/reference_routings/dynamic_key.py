@@ -18,7 +18,7 @@ DEFAULTS = {
     "mode": "adaptive", "key_space_cycle_ms": 15_000, "teen_to_old_every": 4,
     "distinct_key_count": 100, "space_fractions": (0.5, 0.4, 0.1), "gc_after_ms": 3_600_000,
     "hot_share_factor": 0.25, "error_ratio": 0.25, "decay": 0.5, "relief_share_factor": 0.1,
-    "placement": "hashed", "placement_slack": 0.02,
+    "placement": "hashed", "placement_slack": 0.0,
     # Set by mode and placement below.
     "initial_pool": None, "warm_up_ms": None, "check_interval_ms": None, "headroom": None,
     "overload_tolerance": None, "overload_share": None,
@@ -28,8 +28,8 @@ _BY_MODE = {
     "adaptive": {"initial_pool": 1, "warm_up_ms": 1_000},
 }  # fmt: skip
 _BY_PLACEMENT = {
-    "hashed": {"headroom": 0.0, "check_interval_ms": 500, "overload_tolerance": 0.0,
-               "overload_share": 8e-4},
+    "hashed": {"headroom": 0.0, "check_interval_ms": 100, "overload_tolerance": 0.0,
+               "overload_share": 1.5e-4},
     "least_loaded": {"headroom": 0.2, "check_interval_ms": 1_000, "overload_tolerance": 0.01,
                      "overload_share": 0.0},
 }  # fmt: skip

@@ -47,12 +47,14 @@ MODE_DEFAULTS: dict[str, dict[str, Any]] = {
     "seed": {"initial_pool": 2, "warm_up_ms": 15_000, "check_interval_ms": 60_000},
     "adaptive": {"initial_pool": 1, "warm_up_ms": 1_000, "check_interval_ms": 1_000},
 }
-# Hashed placement, by measurement (docs/benchmarks.md, 2026-11-26): pools sized to
-# the share alone, re-examined every 500 ms, grown further only while overloaded by
-# more than 8e-4 of the stream; least-loaded keeps the earlier rule's values.
+# Hashed placement, by measurement (docs/benchmarks.md, 2026-11-28): pools sized to
+# the share alone, re-examined every 100 ms, grown further while overloaded by more
+# than 1.5e-4 of the stream (under the 2e-4 imbalance target), with workers at or
+# below the mean load. The 2026-11-26 values (500 ms, 8e-4, slack 0.02) balanced to
+# at most 8e-4; least-loaded keeps the rule before hashed placement's values.
 PLACEMENT_DEFAULTS: dict[str, dict[str, Any]] = {
-    "hashed": {"headroom": 0.0, "check_interval_ms": 500, "overload_tolerance": 0.0,
-               "overload_share": 8e-4},
+    "hashed": {"headroom": 0.0, "check_interval_ms": 100, "overload_tolerance": 0.0,
+               "overload_share": 1.5e-4},
     "least_loaded": {"headroom": 0.2, "check_interval_ms": 1_000, "overload_tolerance": 0.01,
                      "overload_share": 0.0},
 }  # fmt: skip
@@ -107,8 +109,8 @@ class DynamicKeyParams(GroupingParams):
     # no better and cost more dist_cost with several splitters.
     relief_share_factor: float = Field(default=0.1, ge=0, le=1)
     placement: Literal["hashed", "least_loaded"] = "hashed"
-    placement_slack: float = Field(default=0.02, ge=0)
-    overload_share: float = Field(default=8e-4, ge=0, le=1)
+    placement_slack: float = Field(default=0.0, ge=0)
+    overload_share: float = Field(default=1.5e-4, ge=0, le=1)
 
     @model_validator(mode="before")
     @classmethod

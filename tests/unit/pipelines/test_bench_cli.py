@@ -7,7 +7,14 @@ import json
 import pytest
 
 from pipelines.cli import main
-from pipelines.commands.bench import MIN_THROUGHPUT, TARGET_MESSAGES, WORKLOADS, Workload, _verdict
+from pipelines.commands.bench import (
+    MATRIX,
+    MIN_THROUGHPUT,
+    TARGET_MESSAGES,
+    WORKLOADS,
+    Workload,
+    _verdict,
+)
 
 
 def test_input_file_adds_a_workload_with_the_speed_verdict_only(tmp_path, capsys):
@@ -54,3 +61,16 @@ def test_a_missed_target_fails_the_command(monkeypatch, capsys):
     monkeypatch.setattr("pipelines.commands.bench.MIN_THROUGHPUT", float("inf"))
     assert main(["bench", "--messages", "1000", "--grouping", "KEY"]) == 1
     assert "target(s) missed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("splitters", "imbalance", "dist_cost"), [(1, 2e-4, 1.15), (4, 5e-4, 1.25)])
+def test_every_matrix_workload_is_held_to_its_splitter_counts_target(splitters, imbalance, dist_cost):
+    held = {(w.max_imbalance, w.max_dist_cost) for w in (*MATRIX, *WORKLOADS)
+            if w.splitters == splitters}  # fmt: skip
+    assert held == {(imbalance, dist_cost)}
+    workload = next(w for w in MATRIX if w.splitters == splitters)
+    row = {"grouping": "DYNAMIC_KEY", "imbalance": imbalance, "dist_cost": dist_cost,
+           "throughput": MIN_THROUGHPUT}  # fmt: skip
+    assert _verdict(row, workload, TARGET_MESSAGES) == "ok"
+    assert _verdict({**row, "imbalance": imbalance * 1.01}, workload, TARGET_MESSAGES) != "ok"
+    assert _verdict({**row, "dist_cost": dist_cost + 0.001}, workload, TARGET_MESSAGES) != "ok"

@@ -109,7 +109,10 @@ def test_independent_splitters_grow_the_same_pools_for_a_moving_hot_set(workers)
     least_cost, least_union, _ = spread(DynamicKeyParams(placement="least_loaded"))
     assert hashed_split > 20  # the hot set moved: many keys were split in turn
     # Workers of a split key over all splitters / its largest pool in any one splitter.
-    assert hashed_union < 1.15
+    # 2026-11-28: 1.15 (W=20) and 1.22 (W=50); least-loaded 1.48 and 1.78. Only workers at or
+    # below the mean may join (slack 0), a set the splitters see less alike than with the
+    # earlier 2 % slack (1.05 and 1.12), which balanced to 7.5e-4 and 1.5e-3 here, not 1.5e-4.
+    assert hashed_union < 1.25
     assert least_union > 1.3
     assert hashed_cost < least_cost
 
