@@ -1,12 +1,12 @@
 """A ``dkg`` job as the crash harness drives it: started, watched step by step, killed whole.
 
 The job's stderr goes to a file; its step lines (:mod:`pipelines.steps`) say
-which step it is in. A kill freezes the whole process tree first (SIGSTOP: the
-driver, the Spark JVM, the Python workers; none can start another process or
-write another line), reads the step it was in from the log, checks the driver
-is alive and stopped, then SIGKILLs every frozen process at once and checks
-that the driver died of that signal. So each kill is known to have hit a
-running job in a known step.
+which run and step it is in, and how many micro-batches the step committed. A
+kill freezes the whole process tree first (SIGSTOP: the driver, the Spark JVM,
+the Python workers; none can start another process or write another line),
+reads the step it was in from the log, checks the driver is alive and stopped,
+then SIGKILLs every frozen process at once and checks that the driver died of
+that signal. So each kill is known to have hit a running job in a known step.
 """
 
 from __future__ import annotations
@@ -20,19 +20,47 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.procfs import descendants
+from bench.procfs import descendants, session_processes
 from pipelines.steps import STEP_LINE
 
-__all__ = ["JobProcess", "Kill", "StepEvent", "landed_step"]
+__all__ = ["JobProcess", "Kill", "Landing", "StepEvent", "landed_step"]
 
 
 @dataclass(frozen=True)
 class StepEvent:
-    """A step line of the job: which step, ``started`` or ``done``, and when the harness saw it."""
+    """A step line of the job, and when the harness saw it.
 
+    Attributes:
+        run_id: the run.
+        step: the step.
+        event: ``started``, ``done`` or ``batch`` (the step's streaming query committed ``batch``).
+        seen_s: harness clock.
+        batch: the micro-batch's id, for ``batch`` events.
+    """
+
+    run_id: str
     step: str
     event: str
     seen_s: float
+    batch: int | None = None
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where a job was when it was frozen.
+
+    Attributes:
+        run_id: the run of ``step`` (None before the first step).
+        step: the step open at the freeze; ``start`` before the first step; ``after X``
+            between X's end and the next step.
+        since_s: when (harness clock) the job entered it (None for ``start``).
+        batches: micro-batches the step committed in this life before the freeze.
+    """
+
+    run_id: str | None
+    step: str
+    since_s: float | None
+    batches: int = 0
 
 
 @dataclass(frozen=True)
@@ -40,36 +68,43 @@ class Kill:
     """One kill, confirmed: where it was aimed, where the job was, and what died.
 
     Attributes:
-        target: the step aimed at.
-        delay_s: seconds after the target step started that the kill was due.
-        landed: the step the job was in when it was frozen (``start``: before its
-            first step; ``after X``: between X's end and the next step).
-        in_step_s: seconds the job had been in ``landed`` (None for ``start``).
+        target: where it was aimed (a run's step and its micro-batch).
+        delay_s: seconds after the target's point was reached that the kill was due.
+        landed: where the job was when it was frozen.
+        in_step_s: seconds the job had been in the landed step (None for ``start``).
         processes: processes frozen and killed (driver, JVM, Python workers).
+        unit: where it landed, named as the target is (set by the harness, which knows
+            what earlier lives committed).
     """
 
     target: str
     delay_s: float
-    landed: str
+    landed: Landing
     in_step_s: float | None
     processes: int
+    unit: str = ""
 
 
-def landed_step(events: Sequence[StepEvent]) -> tuple[str, float | None]:
-    """The step a job is in after ``events``, and when (harness clock) it entered it."""
+def landed_step(events: Sequence[StepEvent]) -> Landing:
+    """The step a job is in after ``events`` (one life's), and since when."""
     open_steps: list[StepEvent] = []
     last: StepEvent | None = None
+    batches = 0
     for event in events:
+        if event.event == "batch":
+            batches += 1
+            continue
         if event.event == "started":
             open_steps.append(event)
         elif open_steps and open_steps[-1].step == event.step:
             open_steps.pop()
-        last = event
+        last, batches = event, 0
     if open_steps:
-        return open_steps[-1].step, open_steps[-1].seen_s
+        step = open_steps[-1]
+        return Landing(step.run_id, step.step, step.seen_s, batches)
     if last is None:
-        return "start", None
-    return f"after {last.step}", last.seen_s
+        return Landing(None, "start", None)
+    return Landing(last.run_id, f"after {last.step}", last.seen_s)
 
 
 def _state(pid: int) -> str | None:
@@ -126,39 +161,25 @@ class JobProcess:
         for line in lines:
             match = STEP_LINE.match(line.decode(errors="replace"))
             if match:
-                self.events.append(StepEvent(match["step"], match["event"], now))
+                batch = None if match["batch"] is None else int(match["batch"])
+                self.events.append(StepEvent(match["run_id"], match["step"],
+                                             "batch" if batch is not None else match["event"],
+                                             now, batch))  # fmt: skip
         return self.events
 
-    def wait_for_start(self, step: str, occurrence: int, deadline: float,
-                       interval_s: float = 0.005) -> float | None:  # fmt: skip
-        """When the ``occurrence``-th start of ``step`` was seen; None if the job ended first.
-
-        Raises:
-            TimeoutError: neither happened by ``deadline`` (monotonic seconds).
-        """
-        while True:
-            started = [e for e in self.poll_steps() if e.step == step and e.event == "started"]
-            if len(started) > occurrence:
-                return started[occurrence].seen_s
-            if self.returncode() is not None:
-                self.poll_steps()
-                return None
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"{step} did not start (occurrence {occurrence}); "
-                                   f"steps seen: {[(e.step, e.event) for e in self.events]}")  # fmt: skip
-            time.sleep(interval_s)
-
     def wait(self, timeout_s: float, interval_s: float = 0.01) -> int:
-        """Follow the job's steps until the driver ends; its exit status.
+        """Follow the job's steps until the driver and every other process of its session
+        ended (the Spark JVM outlives the driver a little, longer when it writes a class
+        archive at its exit); the driver's exit status.
 
         Raises:
             TimeoutError: it still runs after ``timeout_s``.
         """
         deadline = time.monotonic() + timeout_s
-        while (code := self.returncode()) is None:
+        while (code := self.returncode()) is None or session_processes(self.pid):
             self.poll_steps()
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"{self.argv[3]} still runs after {timeout_s:.0f} s")
+                raise TimeoutError(f"{self.log.name}: the job still runs after {timeout_s:.0f} s")
             time.sleep(interval_s)
         self.poll_steps()
         return code
@@ -203,8 +224,8 @@ class JobProcess:
         state = _state(self.pid)
         assert state == "T", f"driver {self.pid} not stopped before the kill (state {state})"
         # Stopped: nothing more reaches the log, so its last step line is where the job is.
-        landed, since = landed_step(self.poll_steps())
-        in_step = None if since is None else time.monotonic() - since
+        landed = landed_step(self.poll_steps())
+        in_step = None if landed.since_s is None else time.monotonic() - landed.since_s
         for pid in frozen:
             with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

@@ -20,6 +20,7 @@ __all__ = [
     "process_kind",
     "read_bytes",
     "rss_mb",
+    "session_processes",
     "wait_until_idle",
 ]
 
@@ -67,6 +68,21 @@ def descendants(pid: int) -> list[int]:
     while frontier:
         frontier = [child for parent in frontier for child in children.get(parent, [])]
         found.extend(frontier)
+    return found
+
+
+def session_processes(sid: int) -> list[int]:
+    """Every process of session ``sid`` still running (zombies left out), wherever its parent."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":
+                found.append(int(entry))
     return found
 
 

@@ -3,8 +3,10 @@
 Each step (a layer's streaming query, a data-quality gate, the gold refresh)
 logs one line when it starts and one when it is done, in a fixed form that
 :data:`STEP_LINE` reads back (with ``dkg -v``: the ``started`` lines are
-details). A job killed between the two was inside the step;
-``bench.crash_harness`` tells from these lines where its kills landed.
+details). A job killed between the two was inside the step. A step's streaming
+query also logs a line per micro-batch it committed (:func:`step_batch`, a
+detail): how far into the step the job is. ``bench.crash_harness`` aims its
+kills by these lines and tells from them where each landed.
 
 A stage's ``done`` line is also its result line, shown without ``-v``: the
 step's one duration, plus what the step watchers add (the progress display adds
@@ -25,13 +27,15 @@ from typing import Protocol
 
 from core.logs import RESULT
 
-__all__ = ["STEP_LINE", "Step", "StepWatcher", "job_step", "watching_steps"]
+__all__ = ["STEP_LINE", "Step", "StepWatcher", "job_step", "step_batch", "watching_steps"]
 
 logger = logging.getLogger(__name__)
 
 STEP_LINE = re.compile(r"^INFO pipelines\.steps: run (?P<run_id>\S+): "
-                       r"(?P<step>[a-z][a-z ]*?) (?P<event>started|done)\b")  # fmt: skip
-"""A step's line as the console shows it with ``dkg -v`` (``configure_logging(details=True)``)."""
+                       r"(?P<step>[a-z][a-z ]*?) "
+                       r"(?P<event>started|done|batch (?P<batch>\d+) committed)\b")  # fmt: skip
+"""A step's line as the console shows it with ``dkg -v`` (``configure_logging(details=True)``):
+``event`` is ``started``, ``done`` or ``batch N committed`` (``batch`` is then N)."""
 
 
 @dataclass
@@ -111,3 +115,13 @@ def job_step(run_id: str, step: str, total: int | None = None,
     logger.info("run %s: %s done in %.1f s%s", run_id, step, record.seconds,
                 "".join(f": {text}" for text in added),
                 extra=RESULT if result_line else None)  # fmt: skip
+
+
+def step_batch(step: Step, batch_id: int) -> None:
+    """Log ``run <run_id>: <step> batch <batch_id> committed`` (a detail).
+
+    Called once Spark reported the micro-batch of the step's streaming query,
+    which it does after the batch's commit: a job killed after this line resumes
+    past that batch.
+    """
+    logger.info("run %s: %s batch %d committed", step.run_id, step.name, batch_id)

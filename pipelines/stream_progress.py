@@ -50,7 +50,7 @@ from pyspark.sql.streaming.listener import (
 from core.logs import RESULT
 from core.spark.input_rows import input_rows
 from pipelines.progress import ProgressReporter, offset_total
-from pipelines.steps import Step, watching_steps
+from pipelines.steps import Step, step_batch, watching_steps
 
 __all__ = ["StreamProgressListener", "stage_progress"]
 
@@ -193,6 +193,8 @@ class StreamProgressListener(StreamingQueryListener):
             stage = self._stages.get(name)
         if stage is None:
             return
+        if stage.step is not None:  # a detail line per committed micro-batch (the crash harness's)
+            step_batch(stage.step, int(progress.batchId))
         reporter = stage.reporter
         stage.rows += input_rows(progress)
         figures: dict[str, Any] = {"batch": int(progress.batchId)}

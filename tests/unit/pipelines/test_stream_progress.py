@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pipelines.steps import Step, job_step, watching_steps
+from pipelines.steps import STEP_LINE, Step, job_step, watching_steps
 from pipelines.stream_progress import StreamProgressListener
 
 
@@ -123,7 +123,8 @@ def test_a_continuous_query_follows_the_growing_topic_and_ends_with_its_own_line
     listener.onQueryTerminated(_ended("silver"))
     results = [r for r in caplog.records if getattr(r, "result", False)]
     assert [r.getMessage() for r in results] == [
-        "silver done in 30.0 s: 12,000 msg, 400 msg/s, 3,000 msg left"]
+        "silver done in 30.0 s: 12,000 msg, 400 msg/s, 3,000 msg left"
+    ]
     assert listener.finished == ["silver"]
 
 
@@ -182,5 +183,32 @@ def test_off_a_terminal_progress_is_a_detail_and_the_end_is_told_once(caplog):
     step.seconds = 10.0
     assert listener.step_done(step, failed=False) == "20,000 msg, 2,000 msg/s"
     # The last batch's figures are the done line's, not a line of their own with another rate.
-    assert [(r.getMessage(), getattr(r, "result", False)) for r in caplog.records] == [
-        ("silver: 10,000/20,000 msg, 2,000 msg/s, batch 0", False)]
+    assert [(r.getMessage(), getattr(r, "result", False)) for r in caplog.records
+            if r.name == "pipelines.progress"] == [
+        ("silver: 10,000/20,000 msg, 2,000 msg/s, batch 0", False)]  # fmt: skip
+
+
+def test_each_micro_batch_of_a_step_is_a_step_line_the_crash_harness_reads(caplog):
+    listener = StreamProgressListener(stream=io.StringIO())
+    caplog.set_level(logging.INFO)
+    with watching_steps(listener), job_step("r", "silver", total=3_000):
+        listener.onQueryStarted(_started("silver"))
+        for batch in (4, 5, 6):  # a resumed query's ids go on from its checkpoint
+            listener.onQueryProgress(
+                _batch("silver", batch, 1_000 * (batch - 4), 1_000 * (batch - 3))
+            )
+        listener.onQueryTerminated(_ended("silver"))
+    listener.onQueryStarted(_started("adhoc"))  # a query outside any step has no step lines
+    listener.onQueryProgress(_batch("adhoc", 0, 0, 10))
+    lines = [
+        f"INFO {r.name}: {r.getMessage()}" for r in caplog.records if r.name == "pipelines.steps"
+    ]
+    assert [(m["step"], m["event"], m["batch"]) for m in map(STEP_LINE.match, lines)] == [
+        ("silver", "started", None), ("silver", "batch 4 committed", "4"),
+        ("silver", "batch 5 committed", "5"), ("silver", "batch 6 committed", "6"),
+        ("silver", "done", None)]  # fmt: skip
+    assert all(
+        r.levelno == logging.INFO and not getattr(r, "result", False)
+        for r in caplog.records
+        if "committed" in r.getMessage()
+    )  # details: dkg -v only
