@@ -21,11 +21,10 @@
    reference's (:mod:`bench.crash_compare`).
 
 Each run's broker is the harness's own, never a child of the job: it is not
-killed. Same seed, same kill plan. Every life of the job starts its JVM with the
-serial collector and with the class-data archive the reference's JVM wrote at
-its exit: most of a kill's cost is the job starting again, and together they
-cut a one-grouping life's CPU by about a third (docs/pipeline.md); neither
-changes what the job computes.
+killed. Same seed, same kill plan. Most of a kill's cost is the job starting
+again: every life's JVM starts with the serial collector (and, as every local
+driver, maps the class archive setup wrote, :mod:`core.spark.class_archive`);
+neither changes what the job computes.
 
 Usage: ``python -m bench.crash_harness --pipeline grouping|join --kills N --seed S [-- JOB OPTIONS]``
 """
@@ -53,6 +52,7 @@ from bench.crash_kill import JobProcess, Kill
 from bench.crash_plan import Layout, Point, Progress, Target, UnitSeconds, plan_kills, points
 from core.kafka.broker import LocalBroker
 from core.run_plan import query_id
+from core.spark.class_archive import archive_options
 from core.spark.session import LOCAL_JVM_OPTIONS
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
@@ -85,7 +85,6 @@ class HarnessResult:
     tables: list[dict[str, Any]] = field(default_factory=list)
     ignored: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
-    shared_classes: bool = False
 
     @property
     def ok(self) -> bool:
@@ -112,16 +111,11 @@ def _environment(workdir: Path) -> dict[str, str]:
             "DKG_JOIN__MAX_OFFSETS_PER_TRIGGER": "1200"}  # fmt: skip
 
 
-def _jvm_options(workdir: Path, archive: Path, write: bool) -> list[str]:
-    """``--config`` with an overlay that starts the job's JVM on the serial collector and the
-    class archive: written at its exit (``write``), or read if there is one (the JVM checks
-    that it matches its class path)."""
-    java = f"{LOCAL_JVM_OPTIONS} -XX:+UseSerialGC"
-    if write or archive.exists():
-        # Writing the archive warns of each class it leaves out (signed jars, generated code).
-        option = "ArchiveClassesAtExit" if write else "SharedArchiveFile"
-        java += f" -Xlog:cds*=off -XX:{option}={archive}"
-    path = workdir / f"jvm-{'write' if write else 'read'}.yaml"
+def _jvm_options(workdir: Path) -> list[str]:
+    """``--config`` with an overlay that starts the job's JVM on the serial collector: a
+    short run's heap is small, and G1's threads compete with the job's for two cores."""
+    java = f"{LOCAL_JVM_OPTIONS} {archive_options()} -XX:+UseSerialGC"
+    path = workdir / "jvm.yaml"
     path.write_text(json.dumps({"spark": {"conf": {"spark.driver.extraJavaOptions": java}}}))
     return ["--config", str(path)]
 
@@ -220,7 +214,7 @@ def run_harness(pipeline: str, kills: int, seed: int, workdir: Path, size: int |
     result, env = HarnessResult(), _environment(workdir)
     size = size or DEFAULT_SIZE[pipeline]
     gates = pipeline == "grouping" and "--skip-checks" not in extra
-    archive = workdir / "jvm-classes.jsa"
+    jvm = _jvm_options(workdir)
     with ExitStack() as brokers:
 
         def job(run: str, log: str, names: Sequence[str], options: Sequence[str]) -> JobProcess:
@@ -228,7 +222,6 @@ def run_harness(pipeline: str, kills: int, seed: int, workdir: Path, size: int |
                 broker = LocalBroker(workdir / f"kafka-{run}")
                 bootstraps[run] = broker.start()
                 brokers.callback(broker.stop)
-            jvm = _jvm_options(workdir, archive, write=run == "reference")
             argv = _command(pipeline, bootstraps[run], workdir / run, size, names, [*jvm, *options])
             return JobProcess(argv, workdir / "logs" / log, env, workdir)
 
@@ -236,8 +229,7 @@ def run_harness(pipeline: str, kills: int, seed: int, workdir: Path, size: int |
         started = time.monotonic()
         reference = job("reference", "reference.log", groupings,
                         [*extra, "--skip-checks"] if gates else extra)  # fmt: skip
-        _to_end(reference, deadline)  # its JVM writes the class archive as it exits
-        result.shared_classes = archive.exists()
+        _to_end(reference, deadline)
         result.seconds["reference"] = time.monotonic() - started
         rows = _runs(Warehouse(workdir / "reference"))  # the grouping of each run
         labels = {e.run_id: rows.get(e.run_id, {}).get("grouping", pipeline)
@@ -302,8 +294,7 @@ def report(result: HarnessResult) -> str:
                                               "duplicated", "differing", "ok", "example"]),
              "", "left out (wall clock):",
              *(f"  {column}: {why}" for column, why in result.ignored.items()),
-             "", "seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in result.seconds.items())
-             + ("" if result.shared_classes else " (no JVM class archive: each life loaded its classes)"),
+             "", "seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in result.seconds.items()),
              "result: " + ("every table equals the uncrashed run's" if result.ok else "MISMATCH")]  # fmt: skip
     return "\n".join(lines)
 

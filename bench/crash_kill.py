@@ -169,8 +169,7 @@ class JobProcess:
 
     def wait(self, timeout_s: float, interval_s: float = 0.01) -> int:
         """Follow the job's steps until the driver and every other process of its session
-        ended (the Spark JVM outlives the driver a little, longer when it writes a class
-        archive at its exit); the driver's exit status.
+        ended (the Spark JVM outlives the driver a little); the driver's exit status.
 
         Raises:
             TimeoutError: it still runs after ``timeout_s``.
