@@ -25,19 +25,13 @@ import json
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bronze.datasets.base import DatasetSpec, TupleBatch
-from bronze.datasets.registry import make_dataset
 from core.config import load_settings
 from pipelines.commands.common import format_table, positive_int
-from pipelines.planning import queue_speed
-from pipelines.simulate import (
-    SimulationSettings,
-    parse_grouping_choices,
-    simulate,
-    tuples_per_second,
-)
+
+if TYPE_CHECKING:
+    from bronze.datasets.base import TupleBatch
 
 __all__ = ["MATRIX", "WORKLOADS", "Workload", "add_parser", "quality_target", "run"]
 
@@ -72,6 +66,9 @@ class Workload:
             from bronze.datasets.csv_input import read_csv_tuples
 
             return list(read_csv_tuples(Path(self.input), batch_size=10_000))
+        from bronze.datasets.base import DatasetSpec
+        from bronze.datasets.registry import make_dataset
+
         spec = DatasetSpec(name=self.dataset, messages=messages, rate=2000.0, seed=7,
                            zipf_exponent=self.zipf_exponent, keys=10_000)  # fmt: skip
         return list(make_dataset(spec).tuples(batch_size=10_000))
@@ -179,6 +176,16 @@ def _rows(results: list[Any], workload: Workload, messages: int) -> list[dict[st
 
 def run(args: argparse.Namespace) -> int:
     """Run the workloads and print a table each."""
+    # Here, not at the top: every dkg command builds this parser, and a mistake in its
+    # options is answered before pandas and the routing kernels load.
+    from pipelines.planning import queue_speed
+    from pipelines.simulate import (
+        SimulationSettings,
+        parse_grouping_choices,
+        simulate,
+        tuples_per_second,
+    )
+
     config = load_settings().settings
     choices = parse_grouping_choices(args.grouping, config.grouping_params)
     workloads = list(MATRIX if args.matrix else WORKLOADS)

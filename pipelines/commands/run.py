@@ -30,9 +30,7 @@ from pipelines.commands.common import (
     positive_int,
     topic_name,
 )
-from pipelines.commands.comparison import QueueSetting, format_comparison
 from pipelines.commands.simulate import DATASET_OPTIONS, add_dataset_options
-from pipelines.simulate import parse_grouping_choices
 
 __all__ = ["RUN_OPTIONS", "add_parser", "run"]
 
@@ -138,11 +136,13 @@ def run(args: argparse.Namespace) -> int:
     from core.spark.session import check_master_reachable
     from gold.runs import completed_results
     from pipelines.advice import topic_tuples_per_second
+    from pipelines.commands.comparison import QueueSetting, format_comparison
     from pipelines.commands.run_input import run_input
     from pipelines.grouping_runs import ensure_topic_has, run_groupings
     from pipelines.pipeline_runtime import open_runtime
     from pipelines.planning import plan_runs
     from pipelines.progress import ProgressReporter
+    from pipelines.simulate import parse_grouping_choices
     from silver.groupings.registry import make_grouping
 
     loaded = load_from_args(args, RUN_OPTIONS)

@@ -6,9 +6,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bronze.datasets.base import DatasetSpec, TupleBatch
 from core.config import Settings
 from pipelines.commands.common import (
     UsageError,
@@ -18,14 +17,10 @@ from pipelines.commands.common import (
     positive_float,
     positive_int,
 )
-from pipelines.commands.comparison import QueueSetting, format_comparison
-from pipelines.simulate import (
-    SimulationResult,
-    SimulationSettings,
-    parse_grouping_choices,
-    simulate,
-    tuples_per_second,
-)
+
+if TYPE_CHECKING:
+    from bronze.datasets.base import DatasetSpec, TupleBatch
+    from pipelines.simulate import SimulationResult
 
 __all__ = [
     "DATASET_OPTIONS",
@@ -97,6 +92,8 @@ SIMULATE_OPTIONS = {**DATASET_OPTIONS, "workers": "run.workers",
 
 def dataset_spec(settings: Settings) -> DatasetSpec:
     """The dataset the settings describe."""
+    from bronze.datasets.base import DatasetSpec
+
     data = settings.dataset
     return DatasetSpec(name=data.name, messages=data.messages, rate=data.rate, seed=data.seed,
                        zipf_exponent=data.zipf_exponent, keys=data.keys,
@@ -130,7 +127,16 @@ def result_rows(results: list[SimulationResult]) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the simulation and print the table (or JSON)."""
+    # Here, not at the top: every dkg command builds this parser, and a mistake in its
+    # options is answered before pandas and the routing kernels load.
+    from pipelines.commands.comparison import QueueSetting, format_comparison
     from pipelines.planning import queue_speed
+    from pipelines.simulate import (
+        SimulationSettings,
+        parse_grouping_choices,
+        simulate,
+        tuples_per_second,
+    )
 
     config = load_from_args(args, SIMULATE_OPTIONS).settings
     choices = parse_grouping_choices(args.grouping, config.grouping_params)

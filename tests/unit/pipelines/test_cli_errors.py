@@ -12,6 +12,7 @@ tests/integration/kafka/test_cli_mistakes.py.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -162,9 +163,9 @@ def test_verbose_keeps_the_traceback_for_debugging(capsys):
     assert "Traceback" in err and err.strip().splitlines()[-1].startswith("dkg run: error:")
 
 
-# One process per path to the console: an interpreter start costs ~0.6 s of CPU
-# (pandas is imported while the parser is built), so all the cases above as
-# processes would add ~45 s of CPU; these ~20 run a few at a time.
+# One process per path to the console: an interpreter start and the parser cost ~0.4 s
+# (a mistake found later, as a missing dataset, loads pandas: ~1.2 s), so all the cases
+# above as processes would add ~30 s; these ~20 run a few at a time.
 AS_A_USER: dict[str, tuple[list[str], list[str]]] = {
     "option type": (["run", "--workers", "-3"], ["--workers", "at least 1"]),
     "unknown option": (["run", "--frobnicate"], ["unrecognized arguments", "--frobnicate"]),
@@ -203,8 +204,8 @@ def seen(tmp_path_factory) -> tuple[Path, dict[tuple[str, ...], subprocess.Compl
     (cwd / "plain-file").write_text("x")
     (cwd / "bad.csv").write_text("a,1,10\nb,x,20\n")
     (cwd / "bad.yaml").write_text("run: [workers: 3\n")
-    # ~0.6 s each on an idle machine, ten times that beside the other worker's Spark on
-    # a loaded one: 120 s only fails a process that hangs.
+    # Seconds each, ten times that beside the other worker's Spark on a loaded machine:
+    # 120 s only fails a process that hangs.
     return cwd, dkg_all([argv for argv, _ in AS_A_USER.values()], cwd, timeout_s=120)
 
 
@@ -231,3 +232,13 @@ def test_verbose_shows_the_traceback_to_a_user(tmp_path):
     done = dkg(["--verbose", "simulate", "--dataset", "NOPE"], tmp_path)
     assert done.returncode == 2 and "Traceback" in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("dkg simulate: error:")
+
+
+def test_the_parser_loads_no_heavy_library():
+    # Every command builds the whole parser before it reads an option: a mistake (or --help)
+    # must be answered without pandas, the routing kernels or Spark (~1.5 s of imports).
+    code = ("import sys; from pipelines.cli import build_parser; build_parser(); "
+            "print(' '.join(m for m in ('pandas', 'numba', 'pyspark') if m in sys.modules))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,  # noqa: S603
+                          timeout=120, check=True)  # fmt: skip
+    assert done.stdout.strip() == ""
