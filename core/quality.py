@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ __all__ = [
     "TableRef",
     "format_summary",
     "new_suite",
+    "prepare_in_background",
     "run_checks",
     "validate_frame",
 ]
@@ -155,8 +157,23 @@ def _observed(result: Any, examples: int) -> str:
     return "failed"
 
 
-@functools.cache
+_CONTEXT_LOCK = threading.Lock()
+
+
 def _context() -> Any:
+    with _CONTEXT_LOCK:  # one context, whichever thread asks first
+        return _new_context()
+
+
+def prepare_in_background() -> None:
+    """Import GX and build its context on a thread of its own, so that a gate run later
+    finds it ready: the import takes about 3 s of the driver's CPU, which waits on Spark
+    while a job's first stage runs."""
+    threading.Thread(target=_context, name="dkg-gx-import").start()
+
+
+@functools.cache
+def _new_context() -> Any:
     # Imported here: GX takes seconds to import, and most commands never validate.
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig

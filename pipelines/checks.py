@@ -20,6 +20,7 @@ from core.quality import (
     DataQualityError,
     SuiteOutcome,
     TableReader,
+    prepare_in_background,
     run_checks,
 )
 from core.tables.base import TableBackend
@@ -63,6 +64,7 @@ def quality_gate(spark: SparkSession, warehouse: Warehouse, backend: TableBacken
         DataQualityError: naming the run, suite, expectation, column and observation.
     """
 
+    prepare_in_background()
     passed: dict[str, int] = {}
     seconds = [0.0]
 
