@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
 
 __all__ = [
     "PROCESS_KINDS",
@@ -28,10 +29,26 @@ _TICK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+def _stat(pid: int | str) -> list[str]:
+    """``/proc/<pid>/stat``'s fields after the command name (``state`` first): the name, in
+    brackets, may itself hold spaces and brackets."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()
+
+
+def _running() -> Iterator[tuple[int, list[str]]]:
+    """Every process's id and :func:`_stat` fields (those that end while read left out)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                yield int(entry), _stat(entry)
+            except OSError:
+                continue
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time of ``pid`` so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
@@ -56,14 +73,8 @@ def rss_mb(pid: int) -> float:
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (children, their children, ...)."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(parent, []).append(int(entry))
+    for child, fields in _running():
+        children.setdefault(int(fields[1]), []).append(child)
     found, frontier = [], [pid]
     while frontier:
         frontier = [child for parent in frontier for child in children.get(parent, [])]
@@ -73,17 +84,7 @@ def descendants(pid: int) -> list[int]:
 
 def session_processes(sid: int) -> list[int]:
     """Every process of session ``sid`` still running (zombies left out), wherever its parent."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == sid and fields[0] != "Z":
-                found.append(int(entry))
-    return found
+    return [pid for pid, fields in _running() if int(fields[3]) == sid and fields[0] != "Z"]
 
 
 def wait_until_idle(pid: int, busy_below: float = 0.05, window_s: float = 1.0,
@@ -104,8 +105,7 @@ def wait_until_idle(pid: int, busy_below: float = 0.05, window_s: float = 1.0,
 
 def _parent(pid: int) -> int:
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return int(stat.read().rsplit(")", 1)[1].split()[1])
+        return int(_stat(pid)[1])
     except OSError:
         return 0
 
