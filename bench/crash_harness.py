@@ -52,8 +52,7 @@ from bench.crash_kill import JobProcess, Kill
 from bench.crash_plan import Layout, Point, Progress, Target, UnitSeconds, plan_kills, points
 from core.kafka.broker import LocalBroker
 from core.run_plan import query_id
-from core.spark.class_archive import archive_options
-from core.spark.session import LOCAL_JVM_OPTIONS
+from core.spark.session import local_driver_java_options
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.commands.common import format_table
@@ -114,7 +113,7 @@ def _environment(workdir: Path) -> dict[str, str]:
 def _jvm_options(workdir: Path) -> list[str]:
     """``--config`` with an overlay that starts the job's JVM on the serial collector: a
     short run's heap is small, and G1's threads compete with the job's for two cores."""
-    java = f"{LOCAL_JVM_OPTIONS} {archive_options()} -XX:+UseSerialGC"
+    java = local_driver_java_options("-XX:+UseSerialGC")
     path = workdir / "jvm.yaml"
     path.write_text(json.dumps({"spark": {"conf": {"spark.driver.extraJavaOptions": java}}}))
     return ["--config", str(path)]

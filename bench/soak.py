@@ -47,7 +47,7 @@ from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaTopic
 from core.run_plan import RunPlan
-from core.spark.session import LOCAL_JVM_OPTIONS, build_spark
+from core.spark.session import build_spark, local_driver_java_options
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
 from pipelines.continuous import GoldRefresh, run_continuous
@@ -123,7 +123,7 @@ def main() -> None:
         kafka = KafkaClient.from_config(settings.kafka, broker.start())
         for topic in topics:
             ensure_topic(kafka, topic, _PARTITIONS)
-        options = f"{LOCAL_JVM_OPTIONS} {args.jvm_options}".strip()
+        options = local_driver_java_options(args.jvm_options)
         spark = build_spark(python_daemon=WORKER_DAEMON, app_name=f"dkg-soak-{args.pipeline}", master="local[2]",
                             extra_conf={"spark.driver.extraJavaOptions": options})  # fmt: skip
         spawn = multiprocessing.get_context("spawn")

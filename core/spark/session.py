@@ -44,6 +44,7 @@ __all__ = [
     "check_master_reachable",
     "delta_spark_available",
     "find_delta_jars",
+    "local_driver_java_options",
     "rocksdb_available",
 ]
 
@@ -202,11 +203,17 @@ LOCAL_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m "
                      "-XX:-G1UseAdaptiveIHOP -XX:InitiatingHeapOccupancyPercent=5")  # fmt: skip
 
 
+def local_driver_java_options(extra: str = "") -> str:
+    """A local driver JVM's options: :data:`LOCAL_JVM_OPTIONS`, the class archive when setup
+    wrote one, then ``extra``."""
+    return " ".join(filter(None, [LOCAL_JVM_OPTIONS, archive_options(), extra]))
+
+
 def _base_conf(
     app_name: str, master: str, driver_memory: str, shuffle_partitions: int, ui: bool
 ) -> dict[str, str]:
-    local = f"{LOCAL_JVM_OPTIONS} {archive_options()}".strip()
-    jvm = {"spark.driver.extraJavaOptions": local} if master.startswith("local") else {}
+    local = {"spark.driver.extraJavaOptions": local_driver_java_options()}
+    jvm = local if master.startswith("local") else {}
     return jvm | {
         "spark.app.name": app_name,
         "spark.master": master,
