@@ -49,8 +49,8 @@ class Workload:
     workers: int
     zipf_exponent: float = 1.4
     splitters: int = 1
-    max_imbalance: float | None = 2e-4  # None: no quality target (a user's own keys)
-    max_dist_cost: float = 1.15
+    max_imbalance: float | None = quality_target(1)[0]  # None: no target (a user's own keys)
+    max_dist_cost: float = quality_target(1)[1]
     input: str | None = None  # a CSV file of keys instead of the dataset
 
     @property
@@ -72,6 +72,13 @@ class Workload:
         spec = DatasetSpec(name=self.dataset, messages=messages, rate=2000.0, seed=7,
                            zipf_exponent=self.zipf_exponent, keys=10_000)  # fmt: skip
         return list(make_dataset(spec).tuples(batch_size=10_000))
+
+
+_TARGETS = ", ".join(
+    f"{n}{' splitter' if n == 1 else ''}: <= {imbalance:.0e}".replace("e-0", "e-") + f" at <= {cost:g}"
+    for n in (1, 4) for imbalance, cost in [quality_target(n)]
+)  # fmt: skip
+"""The targets by splitter count, as the legend states them."""
 
 
 def _workload(dataset: str, workers: int, exponent: float = 1.4, splitters: int = 1) -> Workload:
@@ -151,8 +158,8 @@ def _verdict(row: dict[str, Any], workload: Workload, messages: int) -> str:
 def _legend(workload: Workload, messages: int) -> str:
     splitters = f"{workload.splitters} splitter{'s' if workload.splitters > 1 else ''}"
     quality = (f"DYNAMIC_KEY's imbalance <= {workload.max_imbalance:g} at dist_cost <= "
-               f"{workload.max_dist_cost:g} with {splitters} (1 splitter: <= 2e-4 at <= 1.15, "
-               "4: <= 5e-4 at <= 1.25); " if workload.max_imbalance is not None else "")  # fmt: skip
+               f"{workload.max_dist_cost:g} with {splitters} ({_TARGETS}); "
+               if workload.max_imbalance is not None else "")  # fmt: skip
     judged = "" if messages >= TARGET_MESSAGES else f" (n/a: judged at {TARGET_MESSAGES:,} messages)"
     return (f"target{judged}: {quality}every grouping routes >= {MIN_THROUGHPUT:,} tuples/s; "
             "vs_key: throughput over KEY's")  # fmt: skip
