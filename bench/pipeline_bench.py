@@ -1,6 +1,6 @@
 """Kafka -> bronze -> silver -> gold: sustained throughput, end-to-end latency, where time goes.
 
-Two measurements on one local broker and one Spark session:
+Two measurements on local brokers and one Spark session:
 
 - ``drain``: the topic holds N messages; the job drains it to gold. Throughput
   is N over the job's wall time, set against a baseline measured in the same
@@ -10,7 +10,12 @@ Two measurements on one local broker and one Spark session:
   a producer writes N messages at ``--rate`` messages/s, stamped with the
   wall-clock time they were sent. A message's latency is the end of the first
   gold refresh that covers its offset minus its send time, split into where it
-  waited (:mod:`bench.latency_breakdown`).
+  waited (:mod:`bench.latency_breakdown`). It has a broker of its own, which
+  deletes what the queries have read once it is ``--broker-retention-s`` old:
+  the embedded broker rewrites everything it holds as JSON about once a second
+  while anything changes, so its CPU, taken from the pipeline's two cores, grows
+  with what it holds (producing 3 M messages at 50,000/s cost it 46 CPU-seconds
+  keeping all, against 17 with this retention); a Kafka broker appends to a log.
 - ``--peers`` (with the drain): after the other measurements, a quix-streams
   application and the plain Spark job (``groupBy(window, key).count()`` into
   Delta) count the drain's topic per key and 60 s window; every result, gold's
@@ -39,9 +44,11 @@ import pyarrow.compute as pc
 from bench.console import configure_logging, publish
 from bench.driver_io import counting_driver_bytes
 from bench.latency_breakdown import latency_breakdown, refreshed_windows_versions, routed_versions
+from bench.micro_batches import event_log_conf, micro_batch_parts
 from bench.peers.quix import peers_python
 from bench.peers.run import run_peers
 from bench.procfs import ProcessSampler, wait_until_idle
+from bench.soak_parts import Retention
 from bronze.datasets.base import Dataset, DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
@@ -67,6 +74,7 @@ logger = logging.getLogger("bench.pipeline")
 
 
 _DRAIN_TOPIC = "bench-drain"  # also the drain's run id
+_LIVE_RETENTION_EVERY_S = 2.0
 
 
 def _drain_source(kafka: KafkaClient, args: argparse.Namespace) -> KafkaTopic:
@@ -278,11 +286,16 @@ def live(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
     refreshes: list[GoldRefresh] = []
     processes = ProcessSampler(named={broker_pid: "broker", producer.pid: "producer"})
     processes.start()
+    stop_retention = threading.Event()
+    if args.broker_retention_s:
+        Retention(spark, kafka, [topic], args.partitions, args.broker_retention_s, stop_retention,
+                  every_s=_LIVE_RETENTION_EVERY_S).start()  # fmt: skip
     with counting_driver_bytes() as received:
         times = run_continuous(
             spark, source, spec, warehouse, backend, lambda: bool(refreshes) and refreshes[-1].tuples >= args.messages,
             trigger_s=args.trigger, gold_every_s=args.gold_every, on_refresh=refreshes.append,
         )  # fmt: skip
+    stop_retention.set()
     processes.stop()
     producer.join()
     seconds = refreshes[-1].finished_at - sent_from[0]
@@ -333,6 +346,13 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true",
                         help="live: start the producer before the queries (their start-up counts)")  # fmt: skip
     parser.add_argument("--gold-every", type=float, default=2.0, help="live: longest pause between gold refreshes")
+    parser.add_argument("--broker-retention-s", type=float, default=5.0,
+                        help="live: delete from the embedded broker what the queries have read "
+                             "once it is this old (0: keep all); it rewrites all it holds as JSON "
+                             "every second, so its CPU grows with the topic, a Kafka broker's does not")
+    parser.add_argument("--stage-times", action="store_true",
+                        help="write Spark's event log and split the median silver micro-batch "
+                             "into its parts: planning, logs, each stage's tasks (bench.micro_batches)")
     parser.add_argument("--peers", action="store_true",
                         help="also time quix-streams and a plain Spark job on the drain's topic")  # fmt: skip
     parser.add_argument("--output", type=Path, default=Path("bench/results/pipeline.json"))
@@ -349,7 +369,9 @@ def main() -> None:
     with LocalBroker(root / "kafka") as broker:
         # The embedded broker with the local profile's client settings, as `dkg run` has them.
         kafka = KafkaClient.from_config(settings.kafka, broker.start())
-        spark = build_spark(python_daemon=WORKER_DAEMON, app_name="dkg-bench", master="local[2]")
+        event_log = root / "event-log"
+        spark = build_spark(python_daemon=WORKER_DAEMON, app_name="dkg-bench", master="local[2]",
+                            extra_conf=event_log_conf(event_log) if args.stage_times else None)  # fmt: skip
         # Timed systems all find Python workers up: the Spark peer, timed after the
         # drain in this session, would otherwise skip the start the drain paid.
         start_python_workers(spark)
@@ -358,12 +380,21 @@ def main() -> None:
             results["drain"] = drain(spark, kafka, broker_pid, Warehouse(root / "drain"), args,
                                      make_dataset(spec))  # fmt: skip
         if args.mode in ("live", "both"):
-            results["live"] = live(spark, kafka, broker_pid, Warehouse(root / "live"), args)
+            # A broker of its own: the embedded one rewrites all it holds while anything
+            # changes, so the drain's messages would cost the live run CPU Kafka would not.
+            with LocalBroker(root / "kafka-live") as live_broker:
+                live_kafka = KafkaClient.from_config(settings.kafka, live_broker.start())
+                results["live"] = live(spark, live_kafka, live_broker.status().pid,
+                                       Warehouse(root / "live"), args)  # fmt: skip
         if args.peers:  # last: quix-streams' changelog would add to the broker's load in live
             results["peers"] = run_peers(spark, kafka, broker_pid, _drain_source(kafka, args),
                                          spec, results["drain"], Warehouse(root / "drain"),
                                          _DRAIN_TOPIC, quix_python, root / "peers")  # fmt: skip
         spark.stop()
+    if args.stage_times:  # the silver queries started in the order the measurements ran
+        measured = [mode for mode in ("drain", "live") if mode in results]
+        for mode, parts in zip(measured, micro_batch_parts(event_log, "silver"), strict=True):
+            results[mode]["micro_batches"] = parts
     publish(results, args.output)
 
 

@@ -107,10 +107,13 @@ class Retention(threading.Thread):
     """
 
     def __init__(self, spark: Any, kafka: KafkaClient, topics: Sequence[str], partitions: int,
-                 seconds: float, stop: threading.Event) -> None:  # fmt: skip
-        """Cut ``topics`` (of ``partitions`` each) at ``seconds`` of age until ``stop`` is set."""
+                 seconds: float, stop: threading.Event,
+                 every_s: float = _RETENTION_EVERY_S) -> None:  # fmt: skip
+        """Cut ``topics`` (of ``partitions`` each) at ``seconds`` of age, every ``every_s``,
+        until ``stop`` is set."""
         super().__init__(daemon=True)
         self.spark, self.kafka, self.topics, self.seconds = spark, kafka, topics, seconds
+        self.every_s = every_s
         self.partitions, self.stop_event = partitions, stop
         self.deleted_up_to: dict[str, int] = {}
         self.lag = 0  # messages the queries have not read yet
@@ -122,7 +125,7 @@ class Retention(threading.Thread):
         settings = {"group.id": "soak-retention", "log_level": 3}
         consumer = Consumer(self.kafka.consumer_settings(**settings))
         admin = AdminClient(self.kafka.admin_settings(log_level=3))
-        while not self.stop_event.wait(_RETENTION_EVERY_S):
+        while not self.stop_event.wait(self.every_s):
             consumed = _consumed(self.spark)
             if consumed is None:
                 continue
