@@ -386,7 +386,7 @@ def main() -> None:
                 live_kafka = KafkaClient.from_config(settings.kafka, live_broker.start())
                 results["live"] = live(spark, live_kafka, live_broker.status().pid,
                                        Warehouse(root / "live"), args)  # fmt: skip
-        if args.peers:  # last: quix-streams' changelog would add to the broker's load in live
+        if args.peers:  # on the drain's broker and topic
             results["peers"] = run_peers(spark, kafka, broker_pid, _drain_source(kafka, args),
                                          spec, results["drain"], Warehouse(root / "drain"),
                                          _DRAIN_TOPIC, quix_python, root / "peers")  # fmt: skip
