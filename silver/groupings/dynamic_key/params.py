@@ -110,7 +110,7 @@ class DynamicKeyParams(GroupingParams):
     relief_share_factor: float = Field(default=0.1, ge=0, le=1)
     placement: Literal["hashed", "least_loaded"] = "hashed"
     placement_slack: float = Field(default=0.0, ge=0)
-    overload_share: float = Field(default=1.5e-4, ge=0, le=1)
+    overload_share: float = Field(default=PLACEMENT_DEFAULTS["hashed"]["overload_share"], ge=0, le=1)
 
     @model_validator(mode="before")
     @classmethod
