@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bench.crash_kill import StepEvent
-from core.warehouse import LAYERS
+from pipelines.medallion import gated_steps
 
 __all__ = [
     "PAST",
@@ -36,7 +36,6 @@ __all__ = [
     "UnitSeconds",
     "plan_kills",
     "points",
-    "with_gates",
 ]
 
 PAST = 1_000_000
@@ -51,19 +50,6 @@ class Point:
     run: int
     step: int
     batches: int
-
-
-def with_gates(steps: Sequence[str]) -> tuple[str, ...]:
-    """A run's steps with its data-quality gates: after each stage, a gate per layer it wrote
-    (silver's query lands bronze too), as :func:`pipelines.medallion.run_finite` runs them."""
-    gated, checked = [], 0
-    for step in steps:
-        gated.append(step)
-        if step in LAYERS:
-            written = LAYERS.index(step) + 1
-            gated += [f"{layer} checks" for layer in LAYERS[checked:written]]
-            checked = max(checked, written)
-    return tuple(gated)
 
 
 @dataclass(frozen=True)
@@ -99,7 +85,7 @@ class Layout:
             raise ValueError(f"the runs went through different steps: {ran}")
         steps = next(iter(ran.values()), ())
         layout = cls(runs, {run: (labels or {}).get(run, run) for run in runs},
-                     with_gates(steps) if gates else steps, {})  # fmt: skip
+                     gated_steps(steps) if gates else steps, {})  # fmt: skip
         batches: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
         for event, point in zip(events, points(layout, events), strict=True):
             if event.batch is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,22 +30,37 @@ from core.spark.input_rows import input_rows
 from core.spark.python_workers import start_python_workers
 from core.stages import RunContext, Stage, StageDef, start_query
 from core.tables.base import TableBackend
-from core.warehouse import Warehouse
+from core.warehouse import LAYERS, Warehouse
 from gold.refresh import refresh_gold
 from pipelines.steps import job_step
 from silver.stage import SILVER
 
-__all__ = ["Source", "StageTimes", "run_finite", "stages"]
+__all__ = ["Source", "StageTimes", "check_step", "gated_steps", "run_finite", "stages"]
 
 logger = logging.getLogger(__name__)
-
-_LAYERS = ("bronze", "silver")
-"""The layers the streaming queries write, in data-flow order; a stage is named after the last."""
-
 
 def stages(run: RunContext) -> tuple[StageDef, ...]:
     """The run's streaming queries in data-flow order; each reads the previous one's output."""
     return (SILVER,) if run.landed_topic is not None else (BRONZE, SILVER)
+
+
+def check_step(layer: str) -> str:
+    """The job step of ``layer``'s data-quality gate."""
+    return f"{layer} checks"
+
+
+def gated_steps(steps: Sequence[str]) -> tuple[str, ...]:
+    """A finite run's steps (its stages', then ``gold``) with the data-quality gates, in the
+    order :func:`run_finite` runs them: after each step, a gate per layer it completed
+    (silver's query may have landed bronze too)."""
+    gated, checked = [], 0
+    for step in steps:
+        gated.append(step)
+        if step in LAYERS:
+            written = LAYERS.index(step) + 1
+            gated += [check_step(layer) for layer in LAYERS[checked:written]]
+            checked = max(checked, written)
+    return tuple(gated)
 
 
 Source = DataFrame | KafkaTopic
@@ -127,29 +142,25 @@ def run_finite(spark: SparkSession, source: Source, plan: RunPlan, warehouse: Wa
     times = StageTimes()
     run = RunContext(spark, source, plan, warehouse, backend)
     start_python_workers(spark)  # not on the first micro-batch's clock
-
-    def layer_done(layer: str) -> None:
-        if after_stage is not None:  # the gates report their verdict themselves
-            with job_step(plan.run_id, f"{layer} checks", result_line=False):
-                after_stage(layer)
-
-    # Each stage as its step timed it (building and starting its query included): the
-    # figure of its done line, so a stage is never reported with two durations.
+    chain = {stage.name: stage for stage in stages(run)}
+    gates = {check_step(layer): layer for layer in LAYERS}
+    first = next(iter(chain))
+    # Each step as it timed itself (a query's build and start included): the figure of
+    # its done line, so a stage is never reported with two durations.
     took: dict[str, float] = {}
-    checked = 0
-    for order, stage in enumerate(stages(run)):
+    for name in gated_steps([*chain, "gold"]):
+        if name in gates:
+            if after_stage is not None:  # the gates report their verdict themselves
+                with job_step(plan.run_id, name, result_line=False):
+                    after_stage(gates[name])
+            continue
         # Only the first stage reads the topic, whose size the plan knows.
-        with job_step(plan.run_id, stage.name, total=None if order else plan.messages) as step:
-            _drain(stage.build(run), times)
-        took[stage.name] = step.seconds or 0.0
-        written = _LAYERS.index(stage.name) + 1  # silver's query may have landed bronze too
-        for layer in _LAYERS[checked:written]:
-            layer_done(layer)
-        checked = written
-
-    with job_step(plan.run_id, "gold") as step:
-        refresh_gold(backend, warehouse, plan, times.batch_seconds("silver"))
-    times.seconds["gold"] = took["gold"] = step.seconds or 0.0
-    layer_done("gold")
+        with job_step(plan.run_id, name, total=plan.messages if name == first else None) as step:
+            if name == "gold":
+                refresh_gold(backend, warehouse, plan, times.batch_seconds("silver"))
+            else:
+                _drain(chain[name].build(run), times)
+        took[name] = step.seconds or 0.0
+    times.seconds["gold"] = took["gold"]
     logger.info("run %s stages: %s", plan.run_id, figures(took, "s", decimals=1))
     return times

@@ -20,7 +20,6 @@ from bench.crash_plan import (
     UnitSeconds,
     plan_kills,
     points,
-    with_gates,
 )
 from core.tables import DeltaRsBackend
 from core.warehouse import Warehouse
@@ -52,15 +51,6 @@ def test_the_layout_has_each_run_its_steps_gates_included_and_its_micro_batches(
         "SHUFFLE silver", "SHUFFLE silver+1", "SHUFFLE bronze checks", "SHUFFLE silver checks",
         "SHUFFLE gold", "SHUFFLE gold checks"]  # fmt: skip
     assert LAYOUT.end == Point(1, 4, PAST)
-
-
-@pytest.mark.parametrize(("steps", "gated"), [
-    (("silver", "gold"), ("silver", "bronze checks", "silver checks", "gold", "gold checks")),
-    (("bronze", "silver", "gold"),
-     ("bronze", "bronze checks", "silver", "silver checks", "gold", "gold checks")),
-])  # fmt: skip
-def test_gates_follow_each_stage_for_the_layers_it_wrote(steps, gated):
-    assert with_gates(steps) == gated
 
 
 def test_a_step_that_comes_twice_is_told_apart_by_how_often_it_started_in_the_life():
