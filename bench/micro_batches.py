@@ -26,10 +26,10 @@ __all__ = ["event_log_conf", "micro_batch_parts"]
 
 _PROGRESS = "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent"
 _STARTED = "org.apache.spark.sql.streaming.StreamingQueryListener$QueryStartedEvent"
-# A stage is named after the first of these operators its RDDs come from.
+# A stage is named after the first operator of this list that its RDDs come from (a
+# stage also holds the map side of the next shuffle), else after Spark's stage name.
 _OPERATORS = {"FlatMapGroupsInPandasWithState": "applyInPandasWithState",
-              "FlatMapGroupsInPandas": "applyInPandas", "PythonMapInArrow": "mapInArrow",
-              "MapInArrow": "mapInArrow", "MicroBatchScan": "read"}  # fmt: skip
+              "FlatMapGroupsInPandas": "applyInPandas", "MicroBatchScan": "read"}  # fmt: skip
 
 
 def event_log_conf(directory: Path) -> dict[str, str]:

@@ -35,16 +35,17 @@ from gold.refresh import refresh_gold
 from pipelines.steps import job_step
 from silver.stage import SILVER
 
-__all__ = ["Source", "StageTimes", "check_step", "gated_steps", "run_finite", "stages"]
+__all__ = ["Source", "StageTimes", "gated_steps", "run_finite", "stages"]
 
 logger = logging.getLogger(__name__)
+
 
 def stages(run: RunContext) -> tuple[StageDef, ...]:
     """The run's streaming queries in data-flow order; each reads the previous one's output."""
     return (SILVER,) if run.landed_topic is not None else (BRONZE, SILVER)
 
 
-def check_step(layer: str) -> str:
+def _check_step(layer: str) -> str:
     """The job step of ``layer``'s data-quality gate."""
     return f"{layer} checks"
 
@@ -58,7 +59,7 @@ def gated_steps(steps: Sequence[str]) -> tuple[str, ...]:
         gated.append(step)
         if step in LAYERS:
             written = LAYERS.index(step) + 1
-            gated += [check_step(layer) for layer in LAYERS[checked:written]]
+            gated += [_check_step(layer) for layer in LAYERS[checked:written]]
             checked = max(checked, written)
     return tuple(gated)
 
@@ -143,7 +144,7 @@ def run_finite(spark: SparkSession, source: Source, plan: RunPlan, warehouse: Wa
     run = RunContext(spark, source, plan, warehouse, backend)
     start_python_workers(spark)  # not on the first micro-batch's clock
     chain = {stage.name: stage for stage in stages(run)}
-    gates = {check_step(layer): layer for layer in LAYERS}
+    gates = {_check_step(layer): layer for layer in LAYERS}
     first = next(iter(chain))
     # Each step as it timed itself (a query's build and start included): the figure of
     # its done line, so a stage is never reported with two durations.
