@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from great_expectations import ExpectationSuite
     from great_expectations.core import ExpectationSuiteValidationResult
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 __all__ = [
     "Check",
@@ -43,6 +44,7 @@ __all__ = [
     "SuiteOutcome",
     "TableReader",
     "TableRef",
+    "empty_frame",
     "format_summary",
     "new_suite",
     "prepare_in_background",
@@ -193,6 +195,16 @@ def new_suite(name: str, expectations: Iterable[Any]) -> ExpectationSuite:
     return gx.ExpectationSuite(name=name, expectations=list(expectations))
 
 
+def empty_frame(spark: SparkSession, schema: str | StructType) -> DataFrame:
+    """No rows of ``schema`` (DDL or a ``StructType``), without a Python task.
+
+    ``createDataFrame([])`` runs its empty partitions through a Python RDD, whose
+    workers Spark forks from a second daemon (its environment differs from the SQL
+    workers'): seconds of imports in the first gate of every job.
+    """
+    return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
+
+
 def _nan_as_null(frame: DataFrame) -> DataFrame:
     # pandas counts NaN as missing and Spark does not: a NaN metric must still fail
     # "not null" and be skipped by range checks, as the suites were written for.
@@ -254,7 +266,7 @@ def _frame(check: Check, reader: TableReader, run_id: str) -> DataFrame:
     # it then fails with GX's "column does not exist", which names the problem.
     from pyspark.sql.types import StructType
 
-    return reader.spark.createDataFrame([], StructType([]))
+    return empty_frame(reader.spark, StructType([]))
 
 
 def run_checks(checks: Sequence[Check], reader: TableReader, run_id: str,

@@ -14,7 +14,7 @@ from great_expectations import expectations as gxe
 from pyspark.sql import functions as F
 
 from core.config import QualityConfig
-from core.quality import Check, TableRef, new_suite
+from core.quality import Check, TableRef, empty_frame, new_suite
 from core.warehouse import sql_name
 from gold.schemas import DISTRIBUTION_METRICS, KEY_COUNTS, WORKER_LOAD
 from silver.schemas import ROUTED_TABLE
@@ -88,7 +88,7 @@ def totals_frame(spark: SparkSession, routed: DataFrame | None,
     """One row: silver's routed counts and tuples against gold's merged ones (summed in Spark)."""
 
     def sums(frame: DataFrame | None, schema: str, **columns: Column) -> DataFrame:
-        rows = frame if frame is not None else spark.createDataFrame([], schema)
+        rows = frame if frame is not None else empty_frame(spark, schema)
         return rows.agg(*(column.alias(name) for name, column in columns.items()))
 
     def total(column: str) -> Column:

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from bronze.schemas import RAW_EVENTS
 from core.config import QualityConfig
-from core.quality import Check, TableRef, new_suite
+from core.quality import Check, TableRef, empty_frame, new_suite
 from core.warehouse import sql_name
 from silver.schemas import QUARANTINE, ROUTED_TABLE, WORKER_LATENCY, WORKER_WINDOWS
 
@@ -111,8 +111,8 @@ def accounting_frame(spark: SparkSession, bronze: DataFrame | None, routed: Data
     """
     tagged = [m for m in (_messages(bronze, True), _messages(routed, False),
                           _messages(quarantine, False)) if m is not None]  # fmt: skip
-    schema = "partition bigint, offset bigint, landed boolean, accounted boolean"
-    rows = functools.reduce(DataFrame.unionAll, tagged, spark.createDataFrame([], schema))
+    rows = (functools.reduce(DataFrame.unionAll, tagged) if tagged else
+            empty_frame(spark, "partition bigint, offset bigint, landed boolean, accounted boolean"))
     seen = rows.dropna(subset=_MESSAGE).groupBy(*_MESSAGE).agg(
         F.max("landed").alias("landed"), F.max("accounted").alias("accounted"))
     return seen.agg(

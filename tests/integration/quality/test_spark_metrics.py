@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from great_expectations import expectations as gxe
 
-from core.quality import new_suite, validate_frame
+from core.quality import empty_frame, new_suite, validate_frame
 from core.quality_metrics import UnsupportedExpectation
 
 pytestmark = pytest.mark.spark
@@ -111,3 +111,13 @@ def test_a_rule_without_spark_metrics_is_refused(to_spark):
     suite = new_suite("oracle.median", [gxe.ExpectColumnMedianToBeBetween(column="a", min_value=0)])
     with pytest.raises(UnsupportedExpectation, match=r"column\.median"):
         validate_frame(suite, to_spark(_frame(1)), "r")
+
+
+def test_an_empty_frame_has_its_schema_and_no_partition_to_run(spark):
+    frame = empty_frame(spark, "partition bigint, offset bigint, landed boolean")
+    assert [(f.name, f.dataType.simpleString()) for f in frame.schema.fields] == [
+        ("partition", "bigint"), ("offset", "bigint"), ("landed", "boolean")]
+    assert frame.count() == 0
+    # No partition, no task: createDataFrame([]) runs two through a Python RDD, whose
+    # workers come from a daemon of their own.
+    assert frame._jdf.queryExecution().toRdd().getNumPartitions() == 0
