@@ -7,6 +7,7 @@ over the stages in data-flow order.
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from collections.abc import Callable
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
     from core.tables.base import TableBackend
     from core.warehouse import Warehouse
 
-__all__ = ["IN_MEMORY_STATE_STORE", "RunContext", "Stage", "StageDef", "start_query"]
+__all__ = ["IN_MEMORY_STATE_STORE", "RunContext", "Stage", "StageDef", "recorded_shuffle_partitions",
+           "start_query"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +103,20 @@ class StageDef:
     name: str
     output: tuple[str, str]
     build: Callable[[RunContext], Stage]
+
+
+def recorded_shuffle_partitions(checkpoint: str) -> int | None:
+    """The shuffle partition count a stateful query's checkpoint fixed, which Spark resumes
+    with whatever the session says; None before its first micro-batch."""
+    offsets = Path(checkpoint) / "offsets"
+    batches = [int(entry.name) for entry in offsets.iterdir()
+               if entry.name.isdigit()] if offsets.is_dir() else []  # fmt: skip
+    if not batches:
+        return None
+    # An offset file: a version line, then the batch's metadata with the query's conf.
+    metadata = json.loads((offsets / str(max(batches))).read_text().splitlines()[1])
+    recorded = metadata.get("conf", {}).get(_SHUFFLE_PARTITIONS)
+    return int(recorded) if recorded is not None else None
 
 
 def _clear_unstarted(checkpoint: str) -> None:

@@ -14,7 +14,13 @@ from pyspark.sql import functions as F
 from bronze.schemas import RAW_EVENTS, RAW_EVENTS_ARROW
 from core.spark.placement import spread_group_keys
 from core.spark.session import delta_spark_available
-from core.stages import IN_MEMORY_STATE_STORE, RunContext, Stage, StageDef
+from core.stages import (
+    IN_MEMORY_STATE_STORE,
+    RunContext,
+    Stage,
+    StageDef,
+    recorded_shuffle_partitions,
+)
 from core.tables import read_delta_stream
 from core.tables.sink import recorded_anywhere
 from silver.routing import Routing
@@ -42,16 +48,20 @@ __all__ = ["SILVER"]
 def _silver(run: RunContext) -> Stage:
     spark, plan, warehouse = run.spark, run.plan, run.warehouse
     bronze = str(warehouse.table_uri(*RAW_EVENTS))
-    # Both steps share the query's shuffle partitions: one per splitter, and up to
-    # two per core for the workers. Grouping keys give each splitter and each worker
-    # a partition of its own while there are enough, so Spark's scheduler balances
-    # them over the cores however skewed the Kafka partitions or the workers are.
-    partitions = max(plan.splitters, min(plan.workers, 2 * spark.sparkContext.defaultParallelism))
+    # Both steps share the query's shuffle partitions, a task each per micro-batch,
+    # and grouping keys spread the splitters and the workers evenly over them. A task
+    # costs about 0.1 s whatever its rows, so in model mode one per core runs each
+    # step in one wave. In physical mode the workers burn real CPU: a partition for
+    # each splitter and up to two per core let Spark's scheduler balance skewed
+    # workers over the cores. A checkpoint keeps the count it started with.
+    cores, physical = spark.sparkContext.defaultParallelism, plan.run.work == "cpu"
+    partitions = recorded_shuffle_partitions(run.checkpoint("silver")) or (
+        max(plan.splitters, min(plan.workers, 2 * cores)) if physical
+        else min(cores, max(plan.splitters, plan.workers)))
     splitter_keys = spread_group_keys(plan.splitters, partitions)
     worker_keys = spread_group_keys(plan.workers, partitions)
     app_id = plan.query_id("silver")
     topic = run.landed_topic
-    physical = plan.run.work == "cpu"
     tables = SilverTables(*(str(warehouse.table_uri(*table)) for table in
                             (ROUTED_TABLE, QUARANTINE, ROUTING_SNAPSHOTS, WORKER_LATENCY,
                              WORKER_WINDOWS)),

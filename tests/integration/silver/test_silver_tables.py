@@ -14,7 +14,7 @@ from chispa import assert_df_equality
 from deltalake import DeltaTable
 
 from core.spark.placement import spread_group_keys
-from core.stages import Stage, start_query
+from core.stages import Stage, recorded_shuffle_partitions, start_query
 from core.storage import LOCAL_FILES
 from core.tables import DeltaRsBackend, read_delta_stream
 from core.tables.task_files import (
@@ -92,7 +92,11 @@ def test_every_message_is_routed_or_quarantined_once_and_counts_are_exact(spark,
     backend = DeltaRsBackend()
     rows, expected = _tickers(1000)
     _write_bronze(tmp_path / "bronze", rows, backend)
+    assert recorded_shuffle_partitions(str(tmp_path / "ckpt")) is None
     await_query(start_query(_stage(spark, tmp_path, backend), availableNow=True))
+    # Spark's checkpoint keeps the stage's count, not the session's (2): a resume reads it.
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+    assert recorded_shuffle_partitions(str(tmp_path / "ckpt")) == 4
     versions = {name: backend.version(tmp_path / name) for name in ("routed", "windows")}
     # The same checkpoint again: nothing new, nothing written.
     await_query(start_query(_stage(spark, tmp_path, backend), availableNow=True))
