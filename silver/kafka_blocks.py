@@ -2,8 +2,8 @@
 
 With the delta-rs backend, silver reads the topic itself. It plans the same
 offset ranges as ``dkg_kafka`` (same offsets, same checkpoint); each task lands
-its range as bronze's Parquet file (:mod:`bronze.landing`) and hands Spark the
-rows it just read, packed for the splitter that owns the partition, together
+each of its ranges as a bronze Parquet file (:mod:`bronze.landing`) and hands Spark
+the rows it just read, packed for the splitter that owns the partition, together
 with a ``files`` block naming the landed file. The routing step passes that block on
 and the silver query's writer commits the file to ``bronze.raw_events`` in the
 same micro-batch as silver's tables. A message reaches silver without waiting
@@ -26,7 +26,7 @@ from pyspark.sql.types import StructType
 from bronze.landing import LANDING_TARGET, bronze_batches, write_landed
 from core.kafka.admin import BrokerError
 from core.kafka.client import KafkaClient
-from core.kafka.source import KafkaRange, KafkaSource, KafkaStreamReader
+from core.kafka.source import KafkaRange, KafkaSource, KafkaStreamReader, KafkaTask
 from core.storage import LOCAL_FILES, Storage
 from core.tables.task_files import TASK_FILES_ARROW
 from silver.blocks import BRONZE_BLOCKS_DDL, bronze_blocks, files_block
@@ -52,10 +52,14 @@ class _KafkaBlocksReader(KafkaStreamReader):
             ) from None
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        """Land the range, then yield its rows and its file, packed (runs on executors)."""
-        assert isinstance(partition, KafkaRange)  # noqa: S101 - Spark contract
-        batches = list(bronze_batches(partition, self.client, self.run_id))
-        landed = write_landed(partition, batches, self.storage, self.table, self.run_id)
+        """Land each range, then yield its rows and its file, packed (runs on executors)."""
+        assert isinstance(partition, KafkaTask)  # noqa: S101 - Spark contract
+        for task_range in partition.ranges:
+            yield from self._landed_blocks(task_range)
+
+    def _landed_blocks(self, task_range: KafkaRange) -> Iterator[pa.RecordBatch]:
+        batches = list(bronze_batches(task_range, self.client, self.run_id))
+        landed = write_landed(task_range, batches, self.storage, self.table, self.run_id)
         if landed is None:
             return
         rows = pa.Table.from_batches(batches).select(list(BRONZE_INPUT))
@@ -63,7 +67,7 @@ class _KafkaBlocksReader(KafkaStreamReader):
         file = pa.RecordBatch.from_pylist([{"target": LANDING_TARGET, "name": landed.name,
                                             "size": landed.size, "rows": landed.rows}],
                                           schema=TASK_FILES_ARROW)  # fmt: skip
-        splitter = partition.partition % self._splitters
+        splitter = task_range.partition % self._splitters
         yield files_block(file, splitter, self._group_keys[splitter])
 
 

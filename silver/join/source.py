@@ -26,9 +26,9 @@ from pyspark.sql.types import StructType
 from core.kafka.admin import BrokerError
 from core.kafka.client import KafkaClient
 from core.kafka.source import (
-    KafkaRange,
     KafkaSource,
     KafkaStreamReader,
+    KafkaTask,
     KafkaTopic,
     kafka_format,
     read_range,
@@ -70,10 +70,11 @@ class _JoinBlocksReader(KafkaStreamReader):
             raise BrokerError(f"the dkg_join_blocks source needs the option {option!r}") from None
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        """Read, parse, shard and pack the range (runs on executors)."""
-        assert isinstance(partition, KafkaRange)  # noqa: S101 - Spark contract
-        for batch in read_range(partition, self.client):
-            yield join_blocks(batch, self.side, self.shards, self.group_keys)
+        """Read, parse, shard and pack the task's ranges (runs on executors)."""
+        assert isinstance(partition, KafkaTask)  # noqa: S101 - Spark contract
+        for task_range in partition.ranges:
+            for batch in read_range(task_range, self.client):
+                yield join_blocks(batch, self.side, self.shards, self.group_keys)
 
 
 class JoinBlocksSource(KafkaSource):

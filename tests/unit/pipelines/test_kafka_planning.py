@@ -22,30 +22,58 @@ def test_pieces_cover_the_range_once_and_are_balanced(begin, stop, chunk) -> Non
     assert len(pieces) == -(-(stop - begin) // chunk)
 
 
-def _reader(min_partitions: int | None) -> KafkaStreamReader:
+def _reader(min_partitions: int | None, max_tasks: int | None = None) -> KafkaStreamReader:
     options = {"topic": "t"}
     if min_partitions:
         options["minPartitions"] = str(min_partitions)
+    if max_tasks:
+        options["maxTasks"] = str(max_tasks)
     return KafkaStreamReader(options, KafkaClient("unused:9092"))
 
 
-def test_a_hot_partition_is_read_by_several_tasks_of_similar_size() -> None:
-    start = {"0": 125_000, "1": 125_000, "2": 125_000, "3": 125_000}
-    end = {"0": 469_000, "1": 154_000, "2": 200_000, "3": 176_000}  # 500,000 messages
+_START = {"0": 125_000, "1": 125_000, "2": 125_000, "3": 125_000}
+_END = {"0": 469_000, "1": 154_000, "2": 200_000, "3": 176_000}  # 499,000 messages, one hot
 
-    tasks = _reader(4).partitions(start, end)
 
-    sizes = [t.end - t.start for t in tasks]
-    assert max(sizes) <= 125_000
-    assert sorted({t.partition for t in tasks}) == [0, 1, 2, 3]
+def _covers_each_partition_once(ranges) -> None:
+    assert sorted({r.partition for r in ranges}) == [0, 1, 2, 3]
     for p in "0123":
-        mine = sorted((t.start, t.end) for t in tasks if t.partition == int(p))
-        assert mine[0][0] == start[p] and mine[-1][1] == end[p]
-        assert all(a[1] == b[0] for a, b in itertools.pairwise(mine))
-    assert [t.partition for t in tasks if t.partition == 0] == [0, 0, 0]
+        mine = sorted((r.start, r.end) for r in ranges if r.partition == int(p))
+        assert mine[0][0] == _START[p] and mine[-1][1] == _END[p]
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(mine))  # contiguous, no overlap
+
+
+def test_a_hot_partition_is_read_by_several_tasks_of_similar_size() -> None:
+    tasks = _reader(4).partitions(_START, _END)
+
+    assert all(len(t.ranges) == 1 for t in tasks)
+    ranges = [t.ranges[0] for t in tasks]
+    assert max(r.end - r.start for r in ranges) <= 125_000
+    _covers_each_partition_once(ranges)
+    assert [r.partition for r in ranges if r.partition == 0] == [0, 0, 0]
+
+
+def test_packed_into_at_most_max_tasks_of_similar_size() -> None:
+    tasks = _reader(2, max_tasks=2).partitions(_START, _END)
+
+    assert len(tasks) == 2
+    _covers_each_partition_once([r for t in tasks for r in t.ranges])
+    sizes = [sum(r.end - r.start for r in t.ranges) for t in tasks]
+    assert sum(sizes) == 499_000 and max(sizes) - min(sizes) <= 499_000 // 8
+    for task in tasks:  # each task reads its ranges in partition and offset order
+        assert list(task.ranges) == sorted(task.ranges, key=lambda r: (r.partition, r.start))
+    assert _reader(2, max_tasks=2).partitions(_START, _END) == tasks  # replays plan the same
+
+
+def test_fewer_ranges_than_max_tasks_are_a_task_each() -> None:
+    tasks = _reader(None, max_tasks=8).partitions({"0": 0, "1": 0}, {"0": 10, "1": 4})
+
+    assert [[(r.partition, r.start, r.end) for r in t.ranges] for t in tasks] == [
+        [(0, 0, 10)], [(1, 0, 4)]]
 
 
 def test_without_min_partitions_each_partition_is_one_task_and_empty_ones_none() -> None:
     tasks = _reader(None).partitions({"0": 0, "1": 5, "2": 0}, {"0": 10, "1": 5, "2": 1})
 
-    assert [(t.partition, t.start, t.end) for t in tasks] == [(0, 0, 10), (2, 0, 1)]
+    assert [[(r.partition, r.start, r.end) for r in t.ranges] for t in tasks] == [
+        [(0, 0, 10)], [(2, 0, 1)]]
