@@ -35,11 +35,12 @@ LANDING_TARGET = RAW_EVENTS[1]
 """The landed files' ``target`` (:data:`core.tables.task_files.TASK_FILES_DDL`)."""
 
 
-def _file_name(run_id: str, task: KafkaRange) -> str:
+def _file_name(run_id: str, kafka_range: KafkaRange) -> str:
     # Readable, and unique per run even when two run ids sanitize alike.
     tag = re.sub(r"[^A-Za-z0-9_.-]+", "_", run_id)[:80]
-    digest = hashlib.sha256(f"{run_id}\0{task.topic}".encode()).hexdigest()[:8]
-    return f"bronze-{tag}-{digest}-p{task.partition}-{task.start}-{task.end}.snappy.parquet"
+    digest = hashlib.sha256(f"{run_id}\0{kafka_range.topic}".encode()).hexdigest()[:8]
+    where = f"p{kafka_range.partition}-{kafka_range.start}-{kafka_range.end}"
+    return f"bronze-{tag}-{digest}-{where}.snappy.parquet"
 
 
 def _bronze_batch(kafka: pa.RecordBatch, run_id: str) -> pa.RecordBatch:
@@ -49,20 +50,21 @@ def _bronze_batch(kafka: pa.RecordBatch, run_id: str) -> pa.RecordBatch:
                                       schema=RAW_EVENTS_ARROW)  # fmt: skip
 
 
-def bronze_batches(task: KafkaRange, client: KafkaClient, run_id: str) -> Iterator[pa.RecordBatch]:
+def bronze_batches(kafka_range: KafkaRange, client: KafkaClient, run_id: str
+                   ) -> Iterator[pa.RecordBatch]:  # fmt: skip
     """Offsets ``[start, end)`` of one partition as bronze rows (``RAW_EVENTS_ARROW``)."""
-    for batch in read_range(task, client):
+    for batch in read_range(kafka_range, client):
         yield _bronze_batch(batch, run_id)
 
 
-def write_landed(task: KafkaRange, batches: Iterable[pa.RecordBatch], storage: Storage,
+def write_landed(kafka_range: KafkaRange, batches: Iterable[pa.RecordBatch], storage: Storage,
                  table: str, run_id: str) -> DataFile | None:  # fmt: skip
     """Write a range's bronze rows (:func:`bronze_batches`) to its one Parquet file in ``table``.
 
     Returns:
         The file (not yet committed), or None when the range held no messages.
     """
-    name, rows = _file_name(run_id, task), 0
+    name, rows = _file_name(run_id, kafka_range), 0
     batches = iter(batches)
     first = next(batches, None)
     if first is None:

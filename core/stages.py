@@ -114,9 +114,11 @@ def recorded_shuffle_partitions(checkpoint: str) -> int | None:
     if not batches:
         return None
     # An offset file: a version line, then the batch's metadata with the query's conf.
-    metadata = json.loads((offsets / str(max(batches))).read_text().splitlines()[1])
-    recorded = metadata.get("conf", {}).get(_SHUFFLE_PARTITIONS)
-    return int(recorded) if recorded is not None else None
+    try:
+        metadata = json.loads((offsets / str(max(batches))).read_text().splitlines()[1])
+        return int(metadata["conf"][_SHUFFLE_PARTITIONS])
+    except (IndexError, KeyError, TypeError, ValueError):
+        return None  # not Spark's layout: Spark's own start says what is wrong with it
 
 
 def _clear_unstarted(checkpoint: str) -> None:

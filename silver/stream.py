@@ -67,9 +67,11 @@ def read_kafka_blocks(spark: SparkSession, topic: KafkaTopic, storage: Storage, 
             is not buried in a failed query's trace).
     """
     require_topic(topic)
-    if topic.min_partitions is None:  # one task per core, of similar size however skewed the partitions
+    if topic.min_partitions is None:
+        # Pieces of half a task each, packed into one task per core: tasks of similar
+        # size however many and however skewed the partitions.
         cores = spark.sparkContext.defaultParallelism
-        topic = replace(topic, min_partitions=cores, max_tasks=cores)
+        topic = replace(topic, min_partitions=2 * cores, max_tasks=cores)
     source = bind_source(spark, KafkaBlocksSource, client=topic.client, storage=storage)
     reader = spark.readStream.format(source).options(**topic.options())
     reader = reader.option("path", bronze).option("run_id", run_id)

@@ -12,11 +12,11 @@ it instead.
 
 Options: ``topic``, ``startingOffsets`` (``earliest`` or ``latest``),
 ``maxOffsetsPerTrigger`` (optional cap per micro-batch), ``minPartitions``
-(split a micro-batch's ranges so that it has about this many tasks of similar
-size: keyed topics are skewed, and one task per partition would leave a core
-idle while the hot partition is read), ``maxTasks`` (pack the ranges into at most
-this many tasks, each reading its ranges one after the other: a task costs about
-0.1 s whatever it reads, and more tasks than cores run in waves).
+(split a micro-batch's ranges into about this many pieces of similar size: keyed
+topics are skewed, and one task per partition would leave a core idle while the
+hot partition is read), ``maxTasks`` (pack the pieces into at most this many tasks,
+each reading its pieces one after the other: a task costs about 0.1 s whatever it
+reads, and more tasks than cores run in waves).
 """
 
 from __future__ import annotations
@@ -141,6 +141,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.max_offsets = int(cap) if cap else None
         self.min_partitions = int(options.get("minpartitions") or 1)
         self.max_tasks = int(options.get("maxtasks") or 0) or None
+        if self.max_tasks is not None and self.max_tasks < 1:
+            raise BrokerError(f"the dkg_kafka source's maxTasks must be at least 1, not {self.max_tasks}")
         self._frozen: dict[str, int] | None = None
 
     def _latest(self) -> dict[str, int]:
@@ -201,7 +203,7 @@ def split_range(begin: int, stop: int, chunk: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-def read_range(task: KafkaRange, client: KafkaClient) -> Iterator[pa.RecordBatch]:
+def read_range(kafka_range: KafkaRange, client: KafkaClient) -> Iterator[pa.RecordBatch]:
     """Exactly offsets ``[start, end)`` of one partition, as Arrow batches of Kafka's columns."""
     # librdkafka (confluent-kafka) reads several times faster than kafka-python's
     # per-record Python loop, which would cap ingest below the pipeline's target.
@@ -217,28 +219,28 @@ def read_range(task: KafkaRange, client: KafkaClient) -> Iterator[pa.RecordBatch
     consumer = Consumer({**settings, "auto.offset.reset": "error"})
     closed = False
     try:
-        consumer.assign([TopicPartition(task.topic, task.partition, task.start)])
-        position, last_progress = task.start, time.monotonic()
-        while position < task.end:
+        consumer.assign([TopicPartition(kafka_range.topic, kafka_range.partition, kafka_range.start)])
+        position, last_progress = kafka_range.start, time.monotonic()
+        while position < kafka_range.end:
             # Ask for no more than the range still holds: consume() waits out its
             # timeout whenever fewer messages than asked for exist.
-            wanted = min(POLL_RECORDS, task.end - position)
+            wanted = min(POLL_RECORDS, kafka_range.end - position)
             with gc_paused():  # tens of thousands of message objects per poll
                 polled = consumer.consume(num_messages=wanted, timeout=0.5)
                 records = [m for m in polled
-                           if m.error() is None and task.start <= m.offset() < task.end]  # fmt: skip
+                           if m.error() is None and kafka_range.start <= m.offset() < kafka_range.end]  # fmt: skip
                 if len(records) < len(polled):
-                    _raise_if_gone(consumer, task, position, polled)
-                batch = _to_arrow(records, task.topic, task.partition) if records else None
+                    _raise_if_gone(consumer, kafka_range, position, polled)
+                batch = _to_arrow(records, kafka_range.topic, kafka_range.partition) if records else None
                 if records:
                     position = records[-1].offset() + 1
                 del records, polled
-            if position >= task.end:  # before the last batch goes out: an idle consumer
+            if position >= kafka_range.end:  # before the last batch goes out: an idle consumer
                 consumer.close()  # at the partition's end keeps fetching
                 closed = True
             if batch is None:
                 if time.monotonic() - last_progress > client.read_stall_s:
-                    raise _stalled(task, position, client, errors)
+                    raise _stalled(kafka_range, position, client, errors)
                 continue
             last_progress = time.monotonic()
             yield batch
@@ -247,20 +249,20 @@ def read_range(task: KafkaRange, client: KafkaClient) -> Iterator[pa.RecordBatch
             consumer.close()
 
 
-def _raise_if_gone(consumer: Any, task: KafkaRange, position: int, polled: list[Any]) -> None:
+def _raise_if_gone(consumer: Any, kafka_range: KafkaRange, position: int, polled: list[Any]) -> None:
     """Fail if a poll's errors say offset ``position`` is gone (below the partition's first)."""
     from confluent_kafka import KafkaException, TopicPartition
 
     if not any(m.error() is not None and m.error().name() == "_AUTO_OFFSET_RESET" for m in polled):
         return
     try:
-        low, _ = consumer.get_watermark_offsets(TopicPartition(task.topic, task.partition),
+        low, _ = consumer.get_watermark_offsets(TopicPartition(kafka_range.topic, kafka_range.partition),
                                                 timeout=10.0, cached=False)  # fmt: skip
     except KafkaException:
         low = None
     first = f"offset {low}" if low is not None else "a later offset"
     raise BrokerError(
-        f"{task.topic}[{task.partition}]: offsets {position} to {task.end - 1} are no longer in "
+        f"{kafka_range.topic}[{kafka_range.partition}]: offsets {position} to {kafka_range.end - 1} are no longer in "
         f"Kafka, whose partition now starts at {first}: older messages were deleted "
         "(retention.ms, retention.bytes or delete_records) before this run read them; dkg run "
         "reads a topic from offset 0, even with another --warehouse: write the data to a new "
@@ -268,13 +270,13 @@ def _raise_if_gone(consumer: Any, task: KafkaRange, position: int, polled: list[
     )
 
 
-def _stalled(task: KafkaRange, position: int, client: KafkaClient, errors: list[Any]) -> BrokerError:
+def _stalled(kafka_range: KafkaRange, position: int, client: KafkaClient, errors: list[Any]) -> BrokerError:
     """The error of a range that stopped arriving; librdkafka's own error says why, if it has one."""
     problem = librdkafka_problem(errors)
     why = (f": Kafka at {client.bootstrap} does not answer ({problem}); is the broker still "
            "running?" if problem else "")  # fmt: skip
-    return BrokerError(f"{task.topic}[{task.partition}]: no messages past offset {position} for "
-                       f"{client.read_stall_s:g} s (expected up to offset {task.end - 1}){why}")  # fmt: skip
+    return BrokerError(f"{kafka_range.topic}[{kafka_range.partition}]: no messages past offset {position} for "
+                       f"{client.read_stall_s:g} s (expected up to offset {kafka_range.end - 1}){why}")  # fmt: skip
 
 
 def _to_arrow(records: list, topic: str, partition: int) -> pa.RecordBatch:

@@ -42,10 +42,10 @@ def test_a_landed_range_is_the_partition_byte_exact_and_lands_again_identically(
 ) -> None:
     _fill(kafka, "landing-range", copies=50)
     ends = end_offsets(kafka, "landing-range")
-    task = KafkaRange("landing-range", 0, 3, ends[0])
+    kafka_range = KafkaRange("landing-range", 0, 3, ends[0])
 
     def land(run_id: str):
-        return write_landed(task, bronze_batches(task, kafka, run_id), LOCAL_FILES,
+        return write_landed(kafka_range, bronze_batches(kafka_range, kafka, run_id), LOCAL_FILES,
                             str(tmp_path), run_id)  # fmt: skip
 
     first = land("run-a")

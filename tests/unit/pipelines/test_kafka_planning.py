@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from core.kafka.admin import BrokerError
 from core.kafka.client import KafkaClient
 from core.kafka.source import KafkaStreamReader, split_range
 
@@ -53,16 +54,36 @@ def test_a_hot_partition_is_read_by_several_tasks_of_similar_size() -> None:
     assert [r.partition for r in ranges if r.partition == 0] == [0, 0, 0]
 
 
-def test_packed_into_at_most_max_tasks_of_similar_size() -> None:
-    tasks = _reader(2, max_tasks=2).partitions(_START, _END)
+@pytest.mark.parametrize(("start", "end", "min_partitions"), [
+    (_START, _END, 4),  # one hot partition
+    ({"0": 0, "1": 0, "2": 0}, {"0": 3000, "1": 3000, "2": 3000}, 4),  # more partitions than cores
+    ({"0": 0, "1": 0, "2": 0}, {"0": 3000, "1": 3000, "2": 3000}, 2),
+])  # fmt: skip
+def test_packed_into_at_most_max_tasks_of_similar_size(start, end, min_partitions) -> None:
+    tasks = _reader(min_partitions, max_tasks=2).partitions(start, end)
 
     assert len(tasks) == 2
-    _covers_each_partition_once([r for t in tasks for r in t.ranges])
-    sizes = [sum(r.end - r.start for r in t.ranges) for t in tasks]
-    assert sum(sizes) == 499_000 and max(sizes) - min(sizes) <= 499_000 // 8
+    ranges = [r for t in tasks for r in t.ranges]
+    # The very pieces an unpacked plan reads: the same landed files, whatever the packing.
+    assert sorted(ranges, key=lambda r: (r.partition, r.start)) == [
+        t.ranges[0] for t in _reader(min_partitions).partitions(start, end)]
     for task in tasks:  # each task reads its ranges in partition and offset order
         assert list(task.ranges) == sorted(task.ranges, key=lambda r: (r.partition, r.start))
-    assert _reader(2, max_tasks=2).partitions(_START, _END) == tasks  # replays plan the same
+    sizes = sorted(sum(r.end - r.start for r in t.ranges) for t in tasks)
+    largest_piece = max(r.end - r.start for r in ranges)
+    assert sizes[-1] - sizes[0] <= largest_piece  # the greedy packing's bound
+    if min_partitions == 4:  # pieces of half a task: within a quarter of each other
+        assert sizes[-1] <= 1.25 * sizes[0]
+
+
+def test_one_task_reads_every_piece() -> None:
+    (task,) = _reader(4, max_tasks=1).partitions(_START, _END)
+    _covers_each_partition_once(task.ranges)
+
+
+def test_a_max_tasks_below_one_is_refused() -> None:
+    with pytest.raises(BrokerError, match="maxTasks must be at least 1, not -1"):
+        _reader(None, max_tasks=-1)
 
 
 def test_fewer_ranges_than_max_tasks_are_a_task_each() -> None:
