@@ -17,7 +17,6 @@ rewrites the same files with the same bytes (see
 from __future__ import annotations
 
 import hashlib
-import itertools
 import re
 from collections.abc import Iterable, Iterator
 
@@ -64,13 +63,11 @@ def write_landed(kafka_range: KafkaRange, batches: Iterable[pa.RecordBatch], sto
     Returns:
         The file (not yet committed), or None when the range held no messages.
     """
-    name, rows = _file_name(run_id, kafka_range), 0
-    batches = iter(batches)
-    first = next(batches, None)
-    if first is None:
+    rows = pa.Table.from_batches(list(batches), schema=RAW_EVENTS_ARROW)
+    if not rows.num_rows:
         return None
-    with storage.parquet_writer(table, name, RAW_EVENTS_ARROW) as writer:
-        for batch in itertools.chain([first], batches):
-            writer.write_batch(batch)
-            rows += batch.num_rows
-    return DataFile(name, storage.size(f"{table}/{name}"), rows)
+    # One chunk: the file's bytes follow from the rows alone, not from how Kafka's
+    # polls happened to split them, so a replay that rewrites a committed file
+    # leaves the size its commit recorded.
+    name = _file_name(run_id, kafka_range)
+    return DataFile(name, storage.write_parquet(table, name, rows.combine_chunks()), rows.num_rows)
