@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -56,14 +56,14 @@ def bronze_batches(kafka_range: KafkaRange, client: KafkaClient, run_id: str
         yield _bronze_batch(batch, run_id)
 
 
-def write_landed(kafka_range: KafkaRange, batches: Iterable[pa.RecordBatch], storage: Storage,
-                 table: str, run_id: str) -> DataFile | None:  # fmt: skip
-    """Write a range's bronze rows (:func:`bronze_batches`) to its one Parquet file in ``table``.
+def write_landed(kafka_range: KafkaRange, rows: pa.Table, storage: Storage, table: str,
+                 run_id: str) -> DataFile | None:  # fmt: skip
+    """Write a range's bronze rows (:func:`bronze_batches`, ``RAW_EVENTS_ARROW``) to its one
+    Parquet file in ``table``.
 
     Returns:
         The file (not yet committed), or None when the range held no messages.
     """
-    rows = pa.Table.from_batches(list(batches), schema=RAW_EVENTS_ARROW)
     if not rows.num_rows:
         return None
     # One chunk: the file's bytes follow from the rows alone, not from how Kafka's

@@ -105,12 +105,16 @@ class StageDef:
     build: Callable[[RunContext], Stage]
 
 
+def _batch_ids(log: Path) -> list[int]:
+    """The micro-batches a checkpoint's log (``offsets``, ``commits``) holds; none without it."""
+    return [int(entry.name) for entry in log.iterdir() if entry.name.isdigit()] if log.is_dir() else []
+
+
 def recorded_shuffle_partitions(checkpoint: str) -> int | None:
     """The shuffle partition count a stateful query's checkpoint fixed, which Spark resumes
     with whatever the session says; None before its first micro-batch."""
     offsets = Path(checkpoint) / "offsets"
-    batches = [int(entry.name) for entry in offsets.iterdir()
-               if entry.name.isdigit()] if offsets.is_dir() else []  # fmt: skip
+    batches = _batch_ids(offsets)
     if not batches:
         return None
     # An offset file: a version line, then the batch's metadata with the query's conf.
@@ -126,7 +130,7 @@ def _clear_unstarted(checkpoint: str) -> None:
     # no batch; Spark then refuses the checkpoint of a stateful query. No batch ran
     # (the offset is written before its batch), so there is nothing to keep.
     offsets = Path(checkpoint) / "offsets"
-    if offsets.is_dir() and not any(entry.name.isdigit() for entry in offsets.iterdir()):
+    if offsets.is_dir() and not _batch_ids(offsets):
         logger.info("checkpoint %s never recorded a batch: starting it afresh", checkpoint)
         shutil.rmtree(checkpoint)
 
@@ -142,7 +146,7 @@ def _clear_orphaned(stage: Stage) -> None:
     commits = Path(stage.checkpoint) / "commits"
     if stage.recorded is None or not commits.is_dir():
         return
-    if not any(entry.name.isdigit() for entry in commits.iterdir()) or stage.recorded():
+    if not _batch_ids(commits) or stage.recorded():
         return
     logger.warning("checkpoint %s has committed micro-batches that no table of its query "
                    "records (the tables were emptied or replaced): starting the query afresh",

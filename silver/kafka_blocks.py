@@ -20,13 +20,14 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from bronze.landing import LANDING_TARGET, bronze_batches, write_landed
+from bronze.schemas import RAW_EVENTS_ARROW
 from core.kafka.admin import BrokerError
 from core.kafka.client import KafkaClient
-from core.kafka.source import KafkaRange, KafkaSource, KafkaStreamReader, KafkaTask
+from core.kafka.source import KafkaRange, KafkaSource, KafkaStreamReader
 from core.storage import LOCAL_FILES, Storage
 from core.tables.task_files import TASK_FILES_ARROW
 from silver.blocks import BRONZE_BLOCKS_DDL, bronze_blocks, files_block
@@ -51,23 +52,18 @@ class _KafkaBlocksReader(KafkaStreamReader):
                 f"the {KAFKA_BLOCKS_FORMAT} source needs the option {exc.args[0]!r}"
             ) from None
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        """Land each range, then yield its rows and its file, packed (runs on executors)."""
-        assert isinstance(partition, KafkaTask)  # noqa: S101 - Spark contract
-        for task_range in partition.ranges:
-            yield from self._landed_blocks(task_range)
-
-    def _landed_blocks(self, task_range: KafkaRange) -> Iterator[pa.RecordBatch]:
-        batches = list(bronze_batches(task_range, self.client, self.run_id))
-        landed = write_landed(task_range, batches, self.storage, self.table, self.run_id)
+    def _read_range(self, kafka_range: KafkaRange) -> Iterator[pa.RecordBatch]:
+        """Land the range, then yield its rows and its file, packed (runs on executors)."""
+        rows = pa.Table.from_batches(bronze_batches(kafka_range, self.client, self.run_id),
+                                     schema=RAW_EVENTS_ARROW)  # fmt: skip
+        landed = write_landed(kafka_range, rows, self.storage, self.table, self.run_id)
         if landed is None:
             return
-        rows = pa.Table.from_batches(batches).select(list(BRONZE_INPUT))
-        yield bronze_blocks(rows, self._splitters, self._group_keys)
+        yield bronze_blocks(rows.select(list(BRONZE_INPUT)), self._splitters, self._group_keys)
         file = pa.RecordBatch.from_pylist([{"target": LANDING_TARGET, "name": landed.name,
                                             "size": landed.size, "rows": landed.rows}],
                                           schema=TASK_FILES_ARROW)  # fmt: skip
-        splitter = task_range.partition % self._splitters
+        splitter = kafka_range.partition % self._splitters
         yield files_block(file, splitter, self._group_keys[splitter])
 
 

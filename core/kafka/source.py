@@ -50,6 +50,7 @@ from core.kafka.admin import (
 )
 from core.kafka.client import KafkaClient
 from core.kafka.records import check_timestamps
+from core.packing import greedy_bins
 from core.spark.sources import bind_source
 
 __all__ = [
@@ -93,18 +94,6 @@ class KafkaTask(InputPartition):
     """The ranges one Spark task reads, one after the other."""
 
     ranges: tuple[KafkaRange, ...]
-
-
-def _packed(pieces: Sequence[KafkaRange], tasks: int) -> list[tuple[KafkaRange, ...]]:
-    """``pieces`` in ``tasks`` groups of similar size: the longest first, each to the
-    lightest group (ties to the first), every group in partition and offset order."""
-    groups: list[list[KafkaRange]] = [[] for _ in range(tasks)]
-    sizes = [0] * tasks
-    for piece in sorted(pieces, key=lambda r: r.start - r.end):  # stable: longest first
-        lightest = sizes.index(min(sizes))
-        groups[lightest].append(piece)
-        sizes[lightest] += piece.end - piece.start
-    return [tuple(sorted(group, key=lambda r: (r.partition, r.start))) for group in groups if group]
 
 
 def _cap(start: dict[str, int], latest: dict[str, int], limit: int) -> dict[str, int]:
@@ -179,13 +168,21 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                   for first, last in split_range(begin, stop, _chunk(ranges, self.min_partitions))]  # fmt: skip
         if self.max_tasks is None or len(pieces) <= self.max_tasks:
             return [KafkaTask((piece,)) for piece in pieces]
-        return [KafkaTask(group) for group in _packed(pieces, self.max_tasks)]
+        # Pieces are in partition and offset order: so is each task's share of them.
+        weights = [piece.end - piece.start for piece in pieces]
+        return [KafkaTask(tuple(pieces[i] for i in group))
+                for group in greedy_bins(weights, self.max_tasks)]  # fmt: skip
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        """Exactly the task's offset ranges, as Arrow batches (runs on executors)."""
+        """Exactly the task's offset ranges, one after the other (runs on executors)."""
         assert isinstance(partition, KafkaTask)  # noqa: S101 - Spark contract
-        for task_range in partition.ranges:
-            yield from read_range(task_range, self.client)
+        for kafka_range in partition.ranges:
+            yield from self._read_range(kafka_range)
+
+    def _read_range(self, kafka_range: KafkaRange) -> Iterator[pa.RecordBatch]:
+        """One range's messages as Arrow batches of Kafka's columns; readers of other
+        schemas override it."""
+        return read_range(kafka_range, self.client)
 
     def commit(self, end: dict[str, int]) -> None:
         """Nothing to do: Spark's checkpoint holds the offsets."""

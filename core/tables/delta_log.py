@@ -16,7 +16,6 @@ vectors; commits removed by log cleanup cannot be streamed.
 
 from __future__ import annotations
 
-import heapq
 import json
 import math
 import re
@@ -28,6 +27,7 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 
 from core.errors import DkgError
+from core.packing import greedy_bins
 from core.storage import Storage
 
 __all__ = [
@@ -230,10 +230,4 @@ def pack_files(
         return []
     total = sum(f.size for f in files)
     count = min(len(files), max(min_partitions, math.ceil(total / target_bytes)))
-    bins: list[list[int]] = [[] for _ in range(count)]
-    heap = [(0, i) for i in range(count)]
-    for index in sorted(range(len(files)), key=lambda i: -files[i].size):
-        load, slot = heapq.heappop(heap)
-        bins[slot].append(index)
-        heapq.heappush(heap, (load + files[index].size, slot))
-    return [tuple(files[i] for i in sorted(b)) for b in bins if b]
+    return [tuple(files[i] for i in b) for b in greedy_bins([f.size for f in files], count)]

@@ -20,15 +20,15 @@ from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from core.kafka.admin import BrokerError
 from core.kafka.client import KafkaClient
 from core.kafka.source import (
+    KafkaRange,
     KafkaSource,
     KafkaStreamReader,
-    KafkaTask,
     KafkaTopic,
     kafka_format,
     read_range,
@@ -69,12 +69,10 @@ class _JoinBlocksReader(KafkaStreamReader):
             option = exc.args[0]
             raise BrokerError(f"the dkg_join_blocks source needs the option {option!r}") from None
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
-        """Read, parse, shard and pack the task's ranges (runs on executors)."""
-        assert isinstance(partition, KafkaTask)  # noqa: S101 - Spark contract
-        for task_range in partition.ranges:
-            for batch in read_range(task_range, self.client):
-                yield join_blocks(batch, self.side, self.shards, self.group_keys)
+    def _read_range(self, kafka_range: KafkaRange) -> Iterator[pa.RecordBatch]:
+        """Read, parse, shard and pack the range (runs on executors)."""
+        for batch in read_range(kafka_range, self.client):
+            yield join_blocks(batch, self.side, self.shards, self.group_keys)
 
 
 class JoinBlocksSource(KafkaSource):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -45,7 +46,9 @@ def test_a_landed_range_is_the_partition_byte_exact_and_lands_again_identically(
     kafka_range = KafkaRange("landing-range", 0, 3, ends[0])
 
     def land(run_id: str):
-        return write_landed(kafka_range, bronze_batches(kafka_range, kafka, run_id), LOCAL_FILES,
+        rows = pa.Table.from_batches(bronze_batches(kafka_range, kafka, run_id),
+                                     schema=RAW_EVENTS_ARROW)  # fmt: skip
+        return write_landed(kafka_range, rows, LOCAL_FILES,
                             str(tmp_path), run_id)  # fmt: skip
 
     first = land("run-a")

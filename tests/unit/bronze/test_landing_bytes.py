@@ -28,7 +28,8 @@ def test_the_same_rows_in_other_polls_land_the_same_bytes(tmp_path):
             batches.extend(rows.slice(start, size).to_batches())
             start += size
         folder = tmp_path / f"polls-{len(polls)}"
-        file = write_landed(kafka_range, batches, LOCAL_FILES, str(folder), "r")
+        chunked = pa.Table.from_batches(batches, schema=RAW_EVENTS_ARROW)  # a chunk a poll
+        file = write_landed(kafka_range, chunked, LOCAL_FILES, str(folder), "r")
         assert file is not None and file.rows == 5000
         landed[len(polls)] = ((folder / file.name).read_bytes(), file.size)
     (first, size), *others = landed.values()
@@ -36,5 +37,6 @@ def test_the_same_rows_in_other_polls_land_the_same_bytes(tmp_path):
 
 
 def test_a_range_without_messages_lands_nothing(tmp_path):
-    assert write_landed(KafkaRange("t", 0, 0, 0), [], LOCAL_FILES, str(tmp_path), "r") is None
+    empty = RAW_EVENTS_ARROW.empty_table()
+    assert write_landed(KafkaRange("t", 0, 0, 0), empty, LOCAL_FILES, str(tmp_path), "r") is None
     assert not any(tmp_path.iterdir())
