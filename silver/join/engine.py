@@ -14,7 +14,7 @@ output:
    join the pending ones (a repeated id while its first copy waits is a
    ``duplicate``); every id pending on both sides within ``window_ms`` (on
    creation time) is emitted as a pair and leaves; the rest waits. Vectorized:
-   one merge per batch, not a Python step per record.
+   Arrow hash lookups over the batch, not a Python step per record.
 3. Expiry: ``expiry = min(progress over every expected partition) - sync_delay_ms``.
    The slowest partition governs: while any partition lags (or has not been
    seen), expiry stays behind it, so a stalled partition pauses expiry instead
@@ -33,15 +33,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from silver.join.sharding import stack
-from silver.join.state import PENDING_COLUMNS, JoinState
+from silver.join.schemas import OPERATOR_ARROW, table_of
+from silver.join.state import EXPIRED_ARROW, PENDING_COLUMNS, JoinState
 
-__all__ = ["OUTPUT_COLUMNS", "JoinEngine", "JoinParams"]
+__all__ = ["INPUT_ARROW", "OUTPUT_ARROW", "OUTPUT_COLUMNS", "JoinEngine", "JoinParams"]
 
+INPUT_ARROW = pa.schema([("side", pa.int32()), ("partition", pa.int32()), ("offset", pa.int64()),
+                         ("id", pa.string()), ("created_ms", pa.int64())])  # fmt: skip
+"""A batch's rows as :meth:`JoinEngine.process` reads them (other columns are ignored)."""
 OUTPUT_COLUMNS = ["record", "id", "left_created_ms", "right_created_ms", "left_partition",
                   "left_offset", "right_partition", "right_offset", "clock_ms", "expiry_ms"]  # fmt: skip
+OUTPUT_ARROW = pa.schema([OPERATOR_ARROW.field(name) for name in OUTPUT_COLUMNS])
+_SORT = [("side", "ascending"), ("partition", "ascending"), ("offset", "ascending")]
 
 
 @dataclass(frozen=True)
@@ -68,27 +74,23 @@ class JoinParams:
             raise ValueError("each topic needs at least one partition")
 
 
-def _left_rows(record: str, frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({"record": record, "id": frame["id"].to_numpy(),
-                         "left_created_ms": frame["created_ms"].to_numpy(),
-                         "left_partition": frame["partition"].to_numpy(),
-                         "left_offset": frame["offset"].to_numpy()})  # fmt: skip
+def _side_rows(side: str, record: pa.Array, pending: pa.Table) -> pa.Table:
+    """Pending records of one side (``left`` or ``right``) as output rows."""
+    return table_of(OUTPUT_ARROW, pending.num_rows, record=record, id=pending["id"],
+                   **{f"{side}_created_ms": pending["created_ms"],
+                      f"{side}_partition": pending["partition"],
+                      f"{side}_offset": pending["offset"]})  # fmt: skip
 
 
-def _right_rows(record: str | np.ndarray, frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({"record": record, "id": frame["id"].to_numpy(),
-                         "right_created_ms": frame["created_ms"].to_numpy(),
-                         "right_partition": frame["partition"].to_numpy(),
-                         "right_offset": frame["offset"].to_numpy()})  # fmt: skip
-
-
-def _add(pending: pd.DataFrame, new: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _add(pending: pa.Table, new: pa.Table) -> tuple[pa.Table, pa.Table]:
     """Pending records plus new ones; a repeated id keeps its first record, the rest are duplicates."""
-    if new.empty:
+    if not new.num_rows:
         return pending, new
-    combined = pd.concat([pending, new], ignore_index=True) if not pending.empty else new
-    repeated = combined["id"].duplicated(keep="first").to_numpy()
-    return combined[~repeated].reset_index(drop=True), combined[repeated]
+    combined = pa.concat_tables([pending, new]) if pending.num_rows else new
+    ids = combined["id"]
+    # index_in gives each id the position of its first occurrence in the set.
+    first = pc.equal(pc.index_in(ids, value_set=ids), pa.array(np.arange(len(ids))))
+    return combined.filter(first), combined.filter(pc.invert(first))
 
 
 class JoinEngine:
@@ -116,82 +118,89 @@ class JoinEngine:
             return None
         return min(progress[key] for key in expected) - self.params.sync_delay_ms
 
-    def process(self, rows: pd.DataFrame) -> pd.DataFrame:
-        """Process one batch (any order; it is sorted first); returns the emitted rows."""
-        ordered = rows.sort_values(["side", "partition", "offset"], kind="stable")
+    def process(self, rows: pa.Table) -> pa.Table:
+        """Process one batch (``INPUT_ARROW`` columns, any order: it is sorted first).
+
+        Returns:
+            The emitted rows (:data:`OUTPUT_ARROW`).
+        """
+        rows = rows.select(INPUT_ARROW.names).cast(INPUT_ARROW)
+        ordered = rows.take(pc.sort_indices(rows, _SORT))  # a stable sort
         self._advance(ordered)
-        records = ordered[ordered["id"].notna() & ordered["created_ms"].notna()]
-        records = records.astype(
-            {"created_ms": np.int64, "partition": np.int32, "offset": np.int64}
-        )
-        side = records["side"].to_numpy()
+        records = ordered.filter(pc.and_(pc.is_valid(ordered["id"]),
+                                         pc.is_valid(ordered["created_ms"])))  # fmt: skip
         state = self.state
-        state.lefts, left_dups = _add(state.lefts, records[side == 0][PENDING_COLUMNS])
-        state.rights, right_dups = _add(state.rights, records[side == 1][PENDING_COLUMNS])
+        state.lefts, left_dups = _add(state.lefts, _side(records, 0))
+        state.rights, right_dups = _add(state.rights, _side(records, 1))
         # A record repeated while its first copy still waits (a replay): the first keeps its place.
-        out = [_left_rows("duplicate", left_dups), _right_rows("duplicate", right_dups),
+        out = [_side_rows("left", pa.repeat("duplicate", left_dups.num_rows), left_dups),
+               _side_rows("right", pa.repeat("duplicate", right_dups.num_rows), right_dups),
                self._match()]  # fmt: skip
         expiry = self.expiry()
         if expiry is not None:
             out.extend(self._expire(expiry))
-        emitted = stack([frame for frame in out if not frame.empty] or [out[0]], OUTPUT_COLUMNS)
-        emitted["clock_ms"] = state.clock
-        return emitted
+        emitted = pa.concat_tables(out)
+        clock = pa.repeat(pa.scalar(state.clock, pa.int64()), emitted.num_rows)
+        return emitted.set_column(OUTPUT_COLUMNS.index("clock_ms"), "clock_ms", clock)
 
-    def _advance(self, rows: pd.DataFrame) -> None:
-        timed = rows[rows["created_ms"].notna()]
-        if timed.empty:
+    def _advance(self, rows: pa.Table) -> None:
+        timed = rows.filter(pc.is_valid(rows["created_ms"]))
+        if not timed.num_rows:
             return
-        latest = timed.groupby(["side", "partition"])["created_ms"].max()
+        latest = timed.group_by(["side", "partition"]).aggregate([("created_ms", "max")])
         progress = self.state.progress
-        for (side, partition), created in latest.items():
-            key = (int(side), int(partition))
-            progress[key] = max(progress.get(key, -(1 << 62)), int(created))
+        for side, partition, created in zip(*(latest[name].to_pylist() for name in
+                                              ("side", "partition", "created_ms_max")), strict=True):  # fmt: skip
+            key = (side, partition)
+            progress[key] = max(progress.get(key, -(1 << 62)), created)
         # The stream clock counts records only: a closing heartbeat far in the
         # future must not inflate the latency of what it flushes.
-        records = timed["created_ms"][timed["id"].notna()]
-        if not records.empty:
-            self.state.clock = max(self.state.clock or -(1 << 62), int(np.max(records)))
+        newest = pc.max(timed.filter(pc.is_valid(timed["id"]))["created_ms"]).as_py()
+        if newest is not None:
+            self.state.clock = max(self.state.clock or -(1 << 62), newest)
 
-    def _match(self) -> pd.DataFrame:
+    def _match(self) -> pa.Table:
         state = self.state
-        pairs = state.lefts.merge(state.rights, on="id", suffixes=("_l", "_r"))
-        pairs = pairs[
-            (pairs["created_ms_r"] - pairs["created_ms_l"]).abs() <= self.params.window_ms
-        ]
-        if not pairs.empty:
-            matched = pairs["id"].to_numpy()
-            state.lefts = state.lefts[~state.lefts["id"].isin(matched)].reset_index(drop=True)
-            state.rights = state.rights[~state.rights["id"].isin(matched)].reset_index(drop=True)
-        return pd.DataFrame({"record": "matched", "id": pairs["id"].to_numpy(),
-                             "left_created_ms": pairs["created_ms_l"].to_numpy(),
-                             "right_created_ms": pairs["created_ms_r"].to_numpy(),
-                             "left_partition": pairs["partition_l"].to_numpy(),
-                             "left_offset": pairs["offset_l"].to_numpy(),
-                             "right_partition": pairs["partition_r"].to_numpy(),
-                             "right_offset": pairs["offset_r"].to_numpy()})  # fmt: skip
+        lefts, rights = state.lefts, state.rights
+        # Each left's right, by position (ids are unique on each side), -1 for none.
+        partner = pc.fill_null(pc.index_in(lefts["id"], value_set=rights["id"]), -1).to_numpy()
+        found = partner >= 0
+        near = np.zeros(lefts.num_rows, dtype=bool)
+        near[found] = np.abs(rights["created_ms"].to_numpy()[partner[found]]
+                             - lefts["created_ms"].to_numpy()[found]) <= self.params.window_ms  # fmt: skip
+        pairs, right = lefts.filter(near), rights.take(partner[near])
+        if pairs.num_rows:
+            unpaired = np.ones(rights.num_rows, dtype=bool)
+            unpaired[partner[near]] = False
+            state.lefts, state.rights = lefts.filter(~near), rights.filter(unpaired)
+        return table_of(OUTPUT_ARROW, pairs.num_rows, record=pa.repeat("matched", pairs.num_rows),
+                        id=pairs["id"], left_created_ms=pairs["created_ms"],
+                        right_created_ms=right["created_ms"], left_partition=pairs["partition"],
+                        left_offset=pairs["offset"], right_partition=right["partition"],
+                        right_offset=right["offset"])  # fmt: skip
 
-    def _expire(self, expiry: int) -> list[pd.DataFrame]:
+    def _expire(self, expiry: int) -> list[pa.Table]:
         state = self.state
         horizon = expiry - self.params.window_ms
-        old = (state.lefts["created_ms"] < horizon).to_numpy()
-        unmatched, state.lefts = state.lefts[old], state.lefts[~old].reset_index(drop=True)
-        if len(unmatched):
-            gone = pd.DataFrame({"id": unmatched["id"].to_numpy(), "expiry_ms": expiry})
-            state.expired = (
-                pd.concat([state.expired, gone], ignore_index=True) if len(state.expired) else gone
-            )
-        old = (state.rights["created_ms"] < horizon).to_numpy()
-        leftover, state.rights = state.rights[old], state.rights[~old].reset_index(drop=True)
-        late = leftover["id"].isin(state.expired["id"]).to_numpy()
+        old = pc.less(state.lefts["created_ms"], horizon)
+        unmatched, state.lefts = state.lefts.filter(old), state.lefts.filter(pc.invert(old))
+        if unmatched.num_rows:
+            gone = pa.table([unmatched["id"], pa.repeat(expiry, unmatched.num_rows)],
+                            schema=EXPIRED_ARROW)  # fmt: skip
+            state.expired = pa.concat_tables([state.expired, gone])
+        old = pc.less(state.rights["created_ms"], horizon)
+        leftover, state.rights = state.rights.filter(old), state.rights.filter(pc.invert(old))
+        late = pc.is_in(leftover["id"], value_set=state.expired["id"])
         # Remember expired lefts for one window plus sync-delay of expiry progress: a
         # partner arriving within that is counted late, anything later as an orphan.
         keep = self.params.window_ms + self.params.sync_delay_ms
-        state.expired = state.expired[expiry - state.expired["expiry_ms"] <= keep].reset_index(
-            drop=True
-        )
-        rows = [_left_rows("unmatched", unmatched),
-                _right_rows(np.where(late, "late_right", "orphan_right"), leftover)]  # fmt: skip
-        for frame in rows:
-            frame["expiry_ms"] = expiry
-        return rows
+        state.expired = state.expired.filter(pc.greater_equal(state.expired["expiry_ms"], expiry - keep))
+        rows = [_side_rows("left", pa.repeat("unmatched", unmatched.num_rows), unmatched),
+                _side_rows("right", pc.if_else(late, "late_right", "orphan_right"), leftover)]  # fmt: skip
+        return [row.set_column(OUTPUT_COLUMNS.index("expiry_ms"), "expiry_ms",
+                               pa.repeat(expiry, row.num_rows)) for row in rows]
+
+
+def _side(records: pa.Table, side: int) -> pa.Table:
+    """The pending columns of one side's records."""
+    return records.filter(pc.equal(records["side"], side)).select(PENDING_COLUMNS)

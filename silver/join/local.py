@@ -8,13 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from silver.join.engine import JoinParams
-from silver.join.operator import OPERATOR_COLUMNS, join_shard_rows
+from silver.join.operator import EMITTED_ARROW, join_shard_rows
+from silver.join.schemas import PARSED_ARROW
 from silver.join.sharding import tag_shards
 
-__all__ = ["LocalJoin", "generated_batches"]
+__all__ = ["LocalJoin", "as_pandas", "generated_batches"]
+
+
+def as_pandas(table: pa.Table) -> pd.DataFrame:
+    """Arrow rows as pandas, integer columns with nulls kept as integers (not floats)."""
+    return table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(),
+                                         pa.int32(): pd.Int32Dtype()}.get)  # fmt: skip
 
 
 class LocalJoin:
@@ -27,16 +36,15 @@ class LocalJoin:
         self.snapshots: dict[int, bytes | None] = dict.fromkeys(range(shards))
 
     def process(self, batch: pd.DataFrame) -> pd.DataFrame:
-        """One micro-batch of parsed rows -> every shard's emitted rows."""
-        tagged = tag_shards(batch, self.shards)
+        """One micro-batch of parsed rows (``PARSED_ARROW`` columns) -> every shard's emitted rows."""
+        tagged = tag_shards(pa.Table.from_pandas(batch, preserve_index=False), self.shards)
+        shards = tagged["shard"].to_numpy()
         outputs = []
-        for shard, rows in tagged.groupby("shard", sort=True):
-            out, self.snapshots[int(shard)] = join_shard_rows(int(shard), rows,
-                                                              self.snapshots[int(shard)], self.params)  # fmt: skip
+        for shard in np.unique(shards).tolist():
+            out, self.snapshots[shard] = join_shard_rows(shard, tagged.filter(pa.array(shards == shard)),
+                                                         self.snapshots[shard], self.params)  # fmt: skip
             outputs.append(out)
-        if not outputs:
-            return pd.DataFrame(columns=OPERATOR_COLUMNS)
-        return pd.concat(outputs, ignore_index=True)
+        return as_pandas(pa.concat_tables(outputs) if outputs else EMITTED_ARROW.empty_table())
 
     def run(self, batches: Iterable[pd.DataFrame]) -> pd.DataFrame:
         """Every batch in turn; all emitted rows."""
@@ -51,6 +59,6 @@ def generated_batches(records: pd.DataFrame, batch_size: int) -> Iterable[pd.Dat
     """Generator rows (arrival order) as parsed micro-batches with per-partition offsets."""
     frame = records.assign(error=None)
     frame["offset"] = frame.groupby(["side", "partition"]).cumcount().astype("int64")
-    frame = frame[["side", "partition", "offset", "id", "created_ms", "error"]]
+    frame = frame[PARSED_ARROW.names]
     for start in range(0, len(frame), batch_size):
         yield frame.iloc[start : start + batch_size]

@@ -1,8 +1,8 @@
 """The stateful join step: one shard's rows of a micro-batch through its engine.
 
 Called by ``groupBy("shard_group").applyInPandasWithState`` on executors; pure
-pandas and Arrow (no Spark import), so tests and the benchmark call it
-directly. Besides the join's rows it emits one ``state`` row per shard and
+Arrow (no Spark import) behind that pandas adapter, so tests and the benchmark
+call it directly. Besides the join's rows it emits one ``state`` row per shard and
 batch (pending counts, snapshot size, expiry), which silver keeps to show the
 state stays bounded. The rows arrive packed (``silver.join.source``) and leave
 as the silver tables' files, written by the task (delta-rs), or packed.
@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,11 +20,17 @@ import pyarrow.compute as pc
 from core.tables.task_files import TaskLanding, streaming_batch_id
 from silver.blocks import BLOCK_ROWS, FILES, pack, unpack
 from silver.join.engine import OUTPUT_COLUMNS, JoinEngine, JoinParams
-from silver.join.schemas import JOINED_ARROW, OPERATOR_ARROW, REJECTS_ARROW, STATE_ARROW
-from silver.join.sharding import TAGGED_ARROW, stack
+from silver.join.schemas import (
+    JOINED_ARROW,
+    OPERATOR_ARROW,
+    REJECTS_ARROW,
+    STATE_ARROW,
+    table_of,
+)
+from silver.join.sharding import TAGGED_ARROW
 from silver.schemas import JOIN_REJECTS, JOIN_STATE, JOINED
 
-__all__ = ["JOIN_TABLES", "OPERATOR_COLUMNS", "join_blocks_with_state", "join_shard_rows",
+__all__ = ["EMITTED_ARROW", "JOIN_TABLES", "join_blocks_with_state", "join_shard_rows",
            "join_tables"]  # fmt: skip
 
 JOIN_TABLES = {JOINED[1]: (("matched", "unmatched"), JOINED_ARROW),
@@ -35,39 +40,46 @@ JOIN_TABLES = {JOINED[1]: (("matched", "unmatched"), JOINED_ARROW),
 """Each silver table of the join (by name, ``silver.schemas``): the ``record`` kinds it keeps and
 its columns."""
 
-OPERATOR_COLUMNS = ["shard", *OUTPUT_COLUMNS, "reason", "pending_left", "pending_right",
-                    "state_bytes"]  # fmt: skip
+EMITTED_ARROW = pa.schema([OPERATOR_ARROW.field(name) for name in
+                           ("shard", *OUTPUT_COLUMNS, "reason", "pending_left", "pending_right",
+                            "state_bytes")])  # fmt: skip
+"""What :func:`join_shard_rows` emits: the operator's columns but the run's and the batch's."""
 
 
-def join_shard_rows(shard: int, rows: pd.DataFrame, snapshot: bytes | None,
-                    params: JoinParams) -> tuple[pd.DataFrame, bytes]:  # fmt: skip
-    """One shard's batch: emitted rows (``OPERATOR_COLUMNS``) and the new state bytes."""
+def _on_side(bad: pa.Table, side: int, column: str) -> pa.ChunkedArray:
+    """``column`` of the rows read from ``side``'s topic, null on the others'."""
+    return pc.if_else(pc.equal(bad["side"], side), bad[column], pa.scalar(None, bad[column].type))
+
+
+def join_shard_rows(shard: int, rows: pa.Table, snapshot: bytes | None,
+                    params: JoinParams) -> tuple[pa.Table, bytes]:  # fmt: skip
+    """One shard's batch of parsed rows -> emitted rows (:data:`EMITTED_ARROW`) and the new state bytes."""
     engine = JoinEngine.restore(params, snapshot)
-    bad = rows[rows["error"].notna()]
-    emitted = engine.process(rows[rows["error"].isna()])
+    failed = pc.is_valid(rows["error"])
+    bad = rows.filter(failed)
+    emitted = engine.process(rows.filter(pc.invert(failed)))
     new_snapshot = engine.snapshot()
-    quarantine = pd.DataFrame({
-        "record": "quarantine", "id": bad["id"],
-        "left_partition": bad["partition"].where(bad["side"] == 0),
-        "left_offset": bad["offset"].where(bad["side"] == 0),
-        "right_partition": bad["partition"].where(bad["side"] == 1),
-        "right_offset": bad["offset"].where(bad["side"] == 1),
-        "reason": bad["error"], "clock_ms": engine.state.clock,
-    })  # fmt: skip
-    status = pd.DataFrame([{"record": "state", "clock_ms": engine.state.clock,
-                            "expiry_ms": engine.expiry(), "pending_left": len(engine.state.lefts),
-                            "pending_right": len(engine.state.rights),
-                            "state_bytes": len(new_snapshot)}])  # fmt: skip
-    out = stack([emitted, quarantine, status], OPERATOR_COLUMNS)
-    out["shard"] = shard
-    return out, new_snapshot
+    clock = pa.scalar(engine.state.clock, pa.int64())
+    quarantine = table_of(EMITTED_ARROW, bad.num_rows, record=pa.repeat("quarantine", bad.num_rows),
+                          id=bad["id"], left_partition=_on_side(bad, 0, "partition"),
+                          left_offset=_on_side(bad, 0, "offset"),
+                          right_partition=_on_side(bad, 1, "partition"),
+                          right_offset=_on_side(bad, 1, "offset"), reason=bad["error"],
+                          clock_ms=pa.repeat(clock, bad.num_rows))  # fmt: skip
+    status = table_of(EMITTED_ARROW, 1, record=pa.array(["state"]), clock_ms=pa.repeat(clock, 1),
+                      expiry_ms=pa.array([engine.expiry()], pa.int64()),
+                      pending_left=pa.array([engine.state.lefts.num_rows], pa.int64()),
+                      pending_right=pa.array([engine.state.rights.num_rows], pa.int64()),
+                      state_bytes=pa.array([len(new_snapshot)], pa.int64()))  # fmt: skip
+    out = pa.concat_tables([table_of(EMITTED_ARROW, emitted.num_rows, **dict(zip(
+        emitted.column_names, emitted.columns, strict=True))), quarantine, status])  # fmt: skip
+    return out.set_column(0, "shard", pa.repeat(pa.scalar(shard, pa.int32()), out.num_rows)), new_snapshot
 
 
-def join_tables(out: pd.DataFrame, run_id: str, batch_id: int) -> dict[str, pa.Table]:
-    """Emitted rows (``OPERATOR_COLUMNS``) -> each silver table's rows (:data:`JOIN_TABLES`)."""
-    rows = out.assign(run_id=run_id, batch_id=batch_id)
-    table = pa.Table.from_pandas(rows[OPERATOR_ARROW.names], schema=OPERATOR_ARROW,
-                                 preserve_index=False)  # fmt: skip
+def join_tables(out: pa.Table, run_id: str, batch_id: int) -> dict[str, pa.Table]:
+    """Emitted rows (:data:`EMITTED_ARROW`) -> each silver table's rows (:data:`JOIN_TABLES`)."""
+    table = out.append_column("run_id", pa.repeat(run_id, out.num_rows)).append_column(
+        "batch_id", pa.repeat(batch_id, out.num_rows))
     return {name: table.filter(pc.is_in(table["record"], pa.array(records))).select(schema.names)
             for name, (records, schema) in JOIN_TABLES.items()}  # fmt: skip
 
@@ -91,11 +103,9 @@ def join_blocks_with_state(key: tuple[Any, ...], frames: Iterator[pd.DataFrame],
     """
     blocks = pd.concat(list(frames), ignore_index=True)
     batch_id = streaming_batch_id()
-    rows = unpack(blocks["block"], TAGGED_ARROW).to_pandas(
-        types_mapper={pa.int64(): pd.Int64Dtype()}.get).astype({"offset": np.int64})  # fmt: skip
     previous = state.get[0] if state.exists else None
     shard = int(blocks["shard"].iloc[0])
-    out, snapshot = join_shard_rows(shard, rows, previous, params)
+    out, snapshot = join_shard_rows(shard, unpack(blocks["block"], TAGGED_ARROW), previous, params)
     state.update((snapshot,))
     tables = join_tables(out, run_id, batch_id)
     if land is not None:

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from silver.join.schemas import VALUE_ARROW
+from silver.join.schemas import PARSED_ARROW, VALUE_ARROW
 
 __all__ = ["NO_CREATED_MS", "NO_ID", "parse_join_messages", "parse_values"]
 
@@ -71,16 +70,13 @@ def parse_values(values: pa.Array) -> pa.Table:
     return _parse_each(values)
 
 
-def parse_join_messages(kafka: pa.RecordBatch, side: int) -> pd.DataFrame:
-    """Kafka rows of one topic -> ``side, partition, offset, id, created_ms, error``."""
+def parse_join_messages(kafka: pa.RecordBatch, side: int) -> pa.Table:
+    """Kafka rows of one topic -> their parsed rows (:data:`PARSED_ARROW`)."""
     fields = parse_values(kafka.column("value"))
     ids, created = fields.column("id"), fields.column("created_ms")
     heartbeat = pc.fill_null(fields.column("heartbeat"), False)
     no_id = pc.and_(pc.is_null(ids), pc.invert(heartbeat))
     none = pa.scalar(None, pa.string())
     error = pc.if_else(pc.is_null(created), NO_CREATED_MS, pc.if_else(no_id, NO_ID, none))
-    return pd.DataFrame({"side": side, "partition": kafka.column("partition").to_numpy(),
-                         "offset": kafka.column("offset").to_numpy(),
-                         "id": ids.to_numpy(zero_copy_only=False),
-                         "created_ms": created.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get),
-                         "error": error.to_numpy(zero_copy_only=False)})  # fmt: skip
+    return pa.table([pa.repeat(pa.scalar(side, pa.int32()), kafka.num_rows), kafka.column("partition"),
+                     kafka.column("offset"), ids, created, error], schema=PARSED_ARROW)  # fmt: skip

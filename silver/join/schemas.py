@@ -5,11 +5,16 @@ from __future__ import annotations
 import pyarrow as pa
 
 __all__ = ["JOINED_ARROW", "JOINED_COLUMNS", "JOIN_OUTPUT_DDL", "JOIN_STATE_DDL", "OPERATOR_ARROW",
-           "REJECTS_ARROW", "REJECT_COLUMNS", "STATE_ARROW", "STATE_COLUMNS", "VALUE_ARROW"]  # fmt: skip
+           "PARSED_ARROW", "REJECTS_ARROW", "REJECT_COLUMNS", "STATE_ARROW", "STATE_COLUMNS",
+           "VALUE_ARROW", "table_of"]  # fmt: skip
 
 VALUE_ARROW = pa.schema([("id", pa.string()), ("created_ms", pa.int64()),
                          ("heartbeat", pa.bool_())])  # fmt: skip
 """The JSON message value (see ``bronze.join_data.producer``)."""
+
+PARSED_ARROW = pa.schema([("side", pa.int32()), ("partition", pa.int32()), ("offset", pa.int64()),
+                          ("id", pa.string()), ("created_ms", pa.int64()), ("error", pa.string())])  # fmt: skip
+"""A message of either topic parsed (``silver.join.parsing``): ``error`` says why it cannot join."""
 
 OPERATOR_ARROW = pa.schema([
     ("shard", pa.int32()), ("record", pa.string()), ("id", pa.string()),
@@ -45,3 +50,9 @@ JOINED_ARROW, REJECTS_ARROW, STATE_ARROW = (
     pa.schema([OPERATOR_ARROW.field(name) for name in columns])
     for columns in (JOINED_COLUMNS, REJECT_COLUMNS, STATE_COLUMNS)
 )
+
+
+def table_of(schema: pa.Schema, rows: int, **columns: pa.Array | pa.ChunkedArray) -> pa.Table:
+    """``rows`` rows of ``schema``: the given columns, every other one null."""
+    return pa.table([columns[field.name] if field.name in columns else pa.nulls(rows, field.type)
+                     for field in schema], schema=schema)  # fmt: skip

@@ -14,60 +14,45 @@ out as quarantine rows.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import xxhash
 
-__all__ = ["SHARD_HASH_SEED", "TAGGED_ARROW", "TAGGED_COLUMNS", "shard_of_ids", "stack",
-           "tag_shards"]  # fmt: skip
+from silver.join.schemas import PARSED_ARROW
 
-TAGGED_ARROW = pa.schema([("shard", pa.int32()), ("side", pa.int32()), ("partition", pa.int32()),
-                          ("offset", pa.int64()), ("id", pa.string()), ("created_ms", pa.int64()),
-                          ("error", pa.string())])  # fmt: skip
+__all__ = ["SHARD_HASH_SEED", "TAGGED_ARROW", "shard_of_ids", "tag_shards"]
+
+TAGGED_ARROW = pa.schema([("shard", pa.int32()), *PARSED_ARROW])
 """Rows tagged with their shard (:func:`tag_shards`), as they travel to the join in blocks."""
-TAGGED_COLUMNS = TAGGED_ARROW.names
 
 SHARD_HASH_SEED = 42
 """The seed of Spark's ``xxhash64``: ids keep the shards the job gave them when Spark hashed them."""
 
 
-def stack(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
-    """Rows of ``frames`` one after another, missing columns as None.
-
-    Column by column with numpy: ``pd.concat`` scans object columns for
-    all-None blocks, which costs more than the join itself on large batches.
-    """
-
-    def column(frame: pd.DataFrame, name: str) -> np.ndarray:
-        if name in frame:
-            return frame[name].to_numpy()
-        return np.full(len(frame), None, dtype=object)
-
-    return pd.DataFrame(
-        {name: np.concatenate([column(f, name) for f in frames]) for name in columns}
-    )
-
-
-def shard_of_ids(ids: pd.Series, shards: int) -> np.ndarray:
-    """Each id's shard, as Spark's ``pmod(xxhash64(id), shards)`` computes it."""
-    digests = np.fromiter((xxhash.xxh64_intdigest(i.encode(), SHARD_HASH_SEED) for i in ids),
-                          dtype=np.uint64, count=len(ids))  # fmt: skip
+def shard_of_ids(ids: pa.Array | pa.ChunkedArray, shards: int) -> np.ndarray:
+    """Each id's shard (Arrow strings, no nulls), as Spark's ``pmod(xxhash64(id), shards)`` computes it."""
+    # Their UTF-8 bytes as Python bytes: no string is decoded to be encoded again.
+    utf8 = ids.cast(pa.binary()).to_numpy(zero_copy_only=False)
+    digests = np.fromiter((xxhash.xxh64_intdigest(i, SHARD_HASH_SEED) for i in utf8),
+                          dtype=np.uint64, count=len(utf8))  # fmt: skip
     # Spark's xxhash64 is a signed long and pmod is never negative: numpy's % on int64 agrees.
     return (digests.view(np.int64) % shards).astype(np.int32)
 
 
-def tag_shards(rows: pd.DataFrame, shards: int) -> pd.DataFrame:
-    """Parsed rows -> the same rows with their shard; heartbeats once per shard.
+def tag_shards(rows: pa.Table, shards: int) -> pa.Table:
+    """Parsed rows (:data:`PARSED_ARROW`) -> the same rows with their shard; heartbeats once per shard.
 
     Args:
-        rows: columns ``side, partition, offset, id, created_ms, error``.
+        rows: parsed rows (``silver.join.parsing``).
         shards: how many shards the join runs.
     """
-    bad = rows["error"].notna()
-    heartbeats = rows[~bad & rows["id"].isna()]
-    records = rows[~bad & rows["id"].notna()]
-    tagged = [records.assign(shard=shard_of_ids(records["id"], shards)),
-              rows[bad].assign(shard=(rows.loc[bad, "partition"] % shards).astype(np.int32))]  # fmt: skip
-    tagged.extend(heartbeats.assign(shard=np.int32(shard)) for shard in range(shards))
-    return stack(tagged, TAGGED_COLUMNS).astype({"shard": "int32", "side": "int32", "partition": "int32", "offset": "int64",
-                       "created_ms": "Int64"})[TAGGED_COLUMNS]  # fmt: skip
+    rows = rows.select(PARSED_ARROW.names).cast(PARSED_ARROW)
+    bad, has_id = pc.is_valid(rows["error"]), pc.is_valid(rows["id"])
+    records = rows.filter(pc.and_(pc.invert(bad), has_id))
+    failed = rows.filter(bad)
+    heartbeats = rows.filter(pc.and_(pc.invert(bad), pc.invert(has_id)))
+    parts = [(records, shard_of_ids(records["id"], shards)),
+             (failed, failed["partition"].to_numpy() % shards),
+             *((heartbeats, np.full(heartbeats.num_rows, shard)) for shard in range(shards))]  # fmt: skip
+    return pa.concat_tables([pa.table([pa.array(shard, pa.int32()), *part.columns], schema=TAGGED_ARROW)
+                             for part, shard in parts])  # fmt: skip

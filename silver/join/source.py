@@ -36,7 +36,7 @@ from core.kafka.source import (
 )
 from silver.blocks import group_blocks
 from silver.join.parsing import parse_join_messages
-from silver.join.sharding import TAGGED_ARROW, tag_shards
+from silver.join.sharding import tag_shards
 
 __all__ = ["JOIN_BLOCKS_ARROW", "JOIN_BLOCKS_DDL", "JoinBlocksSource", "join_blocks",
            "read_join_blocks"]  # fmt: skip
@@ -51,8 +51,7 @@ def join_blocks(kafka: pa.RecordBatch, side: int, shards: int,
                 group_keys: Sequence[int]) -> pa.RecordBatch:  # fmt: skip
     """Kafka rows of one topic -> one block row per shard they reach (``JOIN_BLOCKS_DDL``)."""
     tagged = tag_shards(parse_join_messages(kafka, side), shards)
-    table = pa.Table.from_pandas(tagged, schema=TAGGED_ARROW, preserve_index=False)
-    return group_blocks(table, tagged["shard"].to_numpy(), group_keys, JOIN_BLOCKS_ARROW)
+    return group_blocks(tagged, tagged["shard"].to_numpy(), group_keys, JOIN_BLOCKS_ARROW)
 
 
 class _JoinBlocksReader(KafkaStreamReader):

@@ -12,8 +12,10 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from core.spark.placement import group_keys_for
 from silver.blocks import unpack
+from silver.join.local import as_pandas
 from silver.join.parsing import NO_CREATED_MS, NO_ID, parse_join_messages
 from silver.join.schemas import VALUE_ARROW
+from silver.join.sharding import shard_of_ids
 from silver.join.source import join_blocks
 
 pytestmark = pytest.mark.spark
@@ -47,7 +49,7 @@ def _spark_parse(spark, values: list[bytes | None]) -> pd.DataFrame:
 def test_reader_tasks_parse_values_as_spark_from_json_does(spark, good):
     values = [json.dumps({"id": f"L{i:06d}", "created_ms": 1_000 + i}).encode()
               for i in range(good)] + ODD_VALUES + [None]  # fmt: skip
-    ours = parse_join_messages(_kafka(values), side=1)
+    ours = as_pandas(parse_join_messages(_kafka(values), side=1))
     theirs = _spark_parse(spark, values)
     assert ours["id"].tolist() == theirs["id"].tolist()
     assert ours["created_ms"].astype(object).where(ours["created_ms"].notna(), None).tolist() == [
@@ -60,7 +62,7 @@ def test_good_values_take_the_line_reader_with_the_same_result():
     values = [json.dumps({"id": f"L{i}", "created_ms": i}).encode() for i in range(500)]
     together = parse_join_messages(_kafka(values), side=0)
     # One odd value sends a batch through the per-value parse.
-    each = parse_join_messages(_kafka([*values, b"not json"]), side=0).iloc[:500]
+    each = parse_join_messages(_kafka([*values, b"not json"]), side=0).slice(0, 500)
     assert together.equals(each)
 
 
@@ -79,3 +81,12 @@ def test_each_shard_gets_a_shuffle_partition_of_its_own(spark, shards):
     task_of = {row["shard"]: row["task"] for row in placed}
     assert len(placed) == shards
     assert sorted(task_of.values()) == sorted(s % partitions for s in range(shards))
+
+
+@pytest.mark.parametrize("shards", [2, 5])
+def test_ids_take_the_shard_spark_hashes_them_to(spark, shards):
+    ids = [f"id-{i}" for i in range(300)] + ["", "é", "日本語", "a" * 100]
+    frame = spark.createDataFrame([(i,) for i in ids], "id string")
+    theirs = [row["shard"] for row in
+              frame.select(F.pmod(F.xxhash64("id"), F.lit(shards)).alias("shard")).collect()]  # fmt: skip
+    assert shard_of_ids(pa.array(ids), shards).tolist() == theirs

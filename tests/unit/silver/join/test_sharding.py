@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
+import pyarrow as pa
 
 from silver.join.engine import JoinParams
+from silver.join.local import as_pandas
 from silver.join.operator import join_shard_rows
 from silver.join.sharding import shard_of_ids, tag_shards
 
@@ -20,10 +22,10 @@ def test_records_go_to_their_id_shard_and_heartbeats_to_every_shard():
             "error": [None, None, None, "record without id"],
         }
     )
-    tagged = tag_shards(rows, 3)
+    tagged = as_pandas(tag_shards(pa.Table.from_pandas(rows), 3))
     records = tagged[tagged["id"].notna()]
     assert dict(zip(records["id"], records["shard"], strict=True)) == dict(
-        zip(["a", "b"], shard_of_ids(pd.Series(["a", "b"]), 3), strict=True)
+        zip(["a", "b"], shard_of_ids(pa.array(["a", "b"]), 3), strict=True)
     )
     heartbeats = tagged[tagged["id"].isna() & tagged["error"].isna()]
     assert sorted(heartbeats["shard"]) == [0, 1, 2]
@@ -33,7 +35,7 @@ def test_records_go_to_their_id_shard_and_heartbeats_to_every_shard():
 
 
 def test_shards_are_spread_and_never_negative():
-    ids = pd.Series([f"id-{i}" for i in range(10_000)])
+    ids = pa.array([f"id-{i}" for i in range(10_000)])
     counts = pd.Series(shard_of_ids(ids, 4)).value_counts()
     assert sorted(counts.index) == [0, 1, 2, 3]
     assert counts.min() > 2_300
@@ -50,7 +52,9 @@ def test_bad_rows_come_out_as_quarantine_with_their_reason():
             "error": ["not a join record: no valid created_ms"],
         }
     )
-    out, _ = join_shard_rows(0, tag_shards(rows, 1), None, JoinParams(partitions=(1, 3)))
+    out, _ = join_shard_rows(0, tag_shards(pa.Table.from_pandas(rows), 1), None,
+                             JoinParams(partitions=(1, 3)))
+    out = as_pandas(out)
     bad = out[out["record"] == "quarantine"].iloc[0]
     assert (bad["right_partition"], bad["right_offset"]) == (2, 9)
     assert bad["reason"].startswith("not a join record")

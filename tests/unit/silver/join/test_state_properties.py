@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 
-import pandas as pd
 import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
@@ -30,7 +29,7 @@ def snapshot() -> bytes:
     data = generate(JoinDataSpec(lefts=300, partitions=2, seed=7))
     engine = JoinEngine(PARAMS)
     for batch in list(generated_batches(data.phase(0), 50))[:7]:
-        engine.process(batch)
+        engine.process(pa.Table.from_pandas(batch, preserve_index=False))
     assert len(engine.state.lefts) and len(engine.state.rights)
     return engine.snapshot()
 
@@ -41,9 +40,8 @@ def _decode_and_run(data: bytes) -> None:
     except JoinStateError as exc:
         assert str(exc)
         return
-    batch = pd.DataFrame({"side": [0, 1, 1], "partition": [0, 1, 0], "offset": [0, 0, 1],
-                          "id": ["a", "a", None], "created_ms": [10**12, 10**12, 10**12 + 9],
-                          "error": [None, None, None]})  # fmt: skip
+    batch = pa.table({"side": [0, 1, 1], "partition": [0, 1, 0], "offset": [0, 0, 1],
+                      "id": ["a", "a", None], "created_ms": [10**12, 10**12, 10**12 + 9]})  # fmt: skip
     engine.process(batch)
     JoinState.from_bytes(engine.snapshot())
 
