@@ -200,8 +200,17 @@ def split_range(begin: int, stop: int, chunk: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-def read_range(kafka_range: KafkaRange, client: KafkaClient) -> Iterator[pa.RecordBatch]:
-    """Exactly offsets ``[start, end)`` of one partition, as Arrow batches of Kafka's columns."""
+def read_range(kafka_range: KafkaRange, client: KafkaClient,
+               values_only: bool = False) -> Iterator[pa.RecordBatch]:  # fmt: skip
+    """Exactly offsets ``[start, end)`` of one partition, as Arrow batches of Kafka's columns.
+
+    Args:
+        kafka_range: the partition and its offsets.
+        client: the connection.
+        values_only: only ``value``, ``partition`` and ``offset``, for a reader that
+            parses the values and needs nothing else of a message.
+    """
+    to_arrow = _values_to_arrow if values_only else _to_arrow
     # librdkafka (confluent-kafka) reads several times faster than kafka-python's
     # per-record Python loop, which would cap ingest below the pipeline's target.
     from confluent_kafka import Consumer, TopicPartition
@@ -228,7 +237,7 @@ def read_range(kafka_range: KafkaRange, client: KafkaClient) -> Iterator[pa.Reco
                            if m.error() is None and kafka_range.start <= m.offset() < kafka_range.end]  # fmt: skip
                 if len(records) < len(polled):
                     _raise_if_gone(consumer, kafka_range, position, polled)
-                batch = _to_arrow(records, kafka_range.topic, kafka_range.partition) if records else None
+                batch = to_arrow(records, kafka_range.topic, kafka_range.partition) if records else None
                 if records:
                     position = records[-1].offset() + 1
                 del records, polled
@@ -294,6 +303,17 @@ def _to_arrow(records: list, topic: str, partition: int) -> pa.RecordBatch:
         # librdkafka numbers types from 1 (create time); Kafka's own field from 0.
         pa.array([max(t[0] - 1, -1) for t in stamps], pa.int32()),
     ], schema=_ARROW_SCHEMA)  # fmt: skip
+
+
+_VALUES_ARROW = pa.schema([_ARROW_SCHEMA.field(name) for name in ("value", "partition", "offset")])
+
+
+def _values_to_arrow(records: list, topic: str, partition: int) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([
+        pa.array([r.value() for r in records], pa.binary()),
+        pa.repeat(pa.scalar(partition, pa.int32()), len(records)),
+        pa.array([r.offset() for r in records], pa.int64()),
+    ], schema=_VALUES_ARROW)  # fmt: skip
 
 
 class KafkaSource(DataSource):

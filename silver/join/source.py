@@ -70,7 +70,7 @@ class _JoinBlocksReader(KafkaStreamReader):
 
     def _read_range(self, kafka_range: KafkaRange) -> Iterator[pa.RecordBatch]:
         """Read, parse, shard and pack the range (runs on executors)."""
-        for batch in read_range(kafka_range, self.client):
+        for batch in read_range(kafka_range, self.client, values_only=True):
             yield join_blocks(batch, self.side, self.shards, self.group_keys)
 
 
