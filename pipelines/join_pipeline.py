@@ -33,7 +33,7 @@ from core.kafka.source import KafkaTopic
 from core.logs import RESULT, figure, figures
 from core.run_plan import query_id
 from core.spark.input_rows import input_rows
-from core.spark.python_workers import start_python_workers
+from core.spark.python_workers import python_workers_starting, start_python_workers
 from core.stages import Stage, start_query
 from core.tables.base import TableBackend
 from core.tables.task_files import TaskLanding
@@ -188,7 +188,7 @@ def _drain(spark: SparkSession, request: JoinRequest, warehouse: Warehouse,
            backend: TableBackend) -> float:  # fmt: skip
     """Join what the topics hold now; returns the step's seconds."""
     held = sum(_total(request.client, topic) for topic in request.topics)
-    with job_step(join_run_id(request), "join", total=held) as step:
+    with job_step(join_run_id(request), "join", total=held) as step, python_workers_starting(spark):
         query = start_join(spark, request, warehouse, backend)
         query.awaitTermination()
     for progress in query.recentProgress:

@@ -10,8 +10,10 @@ arrives meanwhile waits for it.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -19,7 +21,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["start_python_workers"]
+__all__ = ["python_workers_starting", "start_python_workers"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,3 +36,27 @@ def start_python_workers(spark: SparkSession) -> None:
     cores = spark.sparkContext.defaultParallelism
     spark.range(0, cores, 1, cores).mapInArrow(_unchanged, "id long").collect()
     logger.info("Python workers started in %.1f s", time.monotonic() - started)
+
+
+@contextmanager
+def python_workers_starting(spark: SparkSession) -> Iterator[None]:
+    """:func:`start_python_workers` on a thread of its own while the block runs.
+
+    A streaming query's start plans in processes of its own (Spark's Python data
+    source runners), so the worker daemon loads meanwhile instead of after them,
+    on the first micro-batch. Waited for when the block ends.
+    """
+    thread = threading.Thread(target=_start_or_say_why_not, args=(spark,),
+                              name="start-python-workers", daemon=True)  # fmt: skip
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+
+
+def _start_or_say_why_not(spark: SparkSession) -> None:
+    try:
+        start_python_workers(spark)
+    except Exception as exc:  # harmless: the query starts its workers itself
+        logger.warning("Python workers not started ahead of the query: %s", str(exc).splitlines()[0])

@@ -23,7 +23,6 @@ __all__ = ["NO_CREATED_MS", "NO_ID", "parse_join_messages", "parse_values"]
 
 NO_CREATED_MS = "not a join record: no valid created_ms"
 NO_ID = "record without id"
-_NEWLINE = pa.scalar(b"\n", pa.binary())
 _LONG = range(-(1 << 63), 1 << 63)
 _READ = pa_json.ReadOptions(use_threads=False, block_size=1 << 30)
 _PARSE = pa_json.ParseOptions(explicit_schema=VALUE_ARROW, unexpected_field_behavior="ignore")
@@ -60,7 +59,7 @@ def parse_values(values: pa.Array) -> pa.Table:
     """Kafka message values -> ``id, created_ms, heartbeat`` (:data:`VALUE_ARROW`), row for row."""
     if _one_per_line(values):
         lines = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()),
-                                                        values), _NEWLINE)[0].as_buffer()  # fmt: skip
+                                                        values), b"\n")[0].as_buffer()  # fmt: skip
         try:
             table = pa_json.read_json(pa.BufferReader(lines), _READ, _PARSE)
         except pa.ArrowInvalid:  # a value of another shape: each on its own below
