@@ -10,10 +10,11 @@ plain data, so it travels to Spark executors inside the Kafka source; its
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.config.models import KafkaConfig
-from core.config.secrets import reveal
+if TYPE_CHECKING:  # the settings' models (pydantic) only where a client is built from them:
+    # Spark's planner processes import this module on every query start.
+    from core.config.models import KafkaConfig
 
 __all__ = ["KafkaClient"]
 
@@ -66,6 +67,8 @@ class KafkaClient:
     def from_config(cls, config: KafkaConfig, bootstrap: str,
                     embedded_run_dir: str | None = None) -> KafkaClient:  # fmt: skip
         """The clients of ``config`` against ``bootstrap`` (the embedded broker's if ``embedded_run_dir``)."""
+        from core.config.secrets import reveal
+
         common = {"bootstrap.servers": bootstrap, **_security(config), **reveal(config.client)}
         return cls(bootstrap, common, reveal(config.consumer), reveal(config.producer),
                    reveal(config.admin), config.topics.partitions,

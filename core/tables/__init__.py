@@ -11,18 +11,22 @@
 
 from __future__ import annotations
 
-from core.tables.base import TableBackend, TableData, TableError
-from core.tables.catalog import (
-    default_backend,
-    read_delta,
-    read_delta_stream,
-    register_tables,
-)
-from core.tables.delta_log import DeltaLogError
-from core.tables.delta_rs import DeltaRsBackend
-from core.tables.delta_spark import DeltaSparkBackend
-from core.tables.sink import foreach_batch_writer
-from core.tables.stream_source import SOURCE_NAME, DeltaSource, DeltaStreamError
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.tables.base import TableBackend, TableData, TableError
+    from core.tables.catalog import (
+        default_backend,
+        read_delta,
+        read_delta_stream,
+        register_tables,
+    )
+    from core.tables.delta_log import DeltaLogError
+    from core.tables.delta_rs import DeltaRsBackend
+    from core.tables.delta_spark import DeltaSparkBackend
+    from core.tables.sink import foreach_batch_writer
+    from core.tables.stream_source import SOURCE_NAME, DeltaSource, DeltaStreamError
 
 __all__ = [
     "SOURCE_NAME",
@@ -40,3 +44,21 @@ __all__ = [
     "read_delta_stream",
     "register_tables",
 ]
+
+# Each name loads its module when first asked for (PEP 562), not when any module of the
+# package is imported: Spark's planner processes import a task-side module such as
+# core.tables.base on every query start, and would otherwise load Spark's session
+# helpers, the settings and delta-rs with it.
+_HOMES = {"TableBackend": "base", "TableData": "base", "TableError": "base",
+          "default_backend": "catalog", "read_delta": "catalog", "read_delta_stream": "catalog",
+          "register_tables": "catalog", "DeltaLogError": "delta_log", "DeltaRsBackend": "delta_rs",
+          "DeltaSparkBackend": "delta_spark", "foreach_batch_writer": "sink",
+          "SOURCE_NAME": "stream_source", "DeltaSource": "stream_source",
+          "DeltaStreamError": "stream_source"}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    """The exported ``name``, from the module that defines it."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
