@@ -59,4 +59,5 @@ def _start_or_say_why_not(spark: SparkSession) -> None:
     try:
         start_python_workers(spark)
     except Exception as exc:  # harmless: the query starts its workers itself
-        logger.warning("Python workers not started ahead of the query: %s", str(exc).splitlines()[0])
+        why = str(exc).splitlines() or [type(exc).__name__]
+        logger.warning("Python workers not started ahead of the query: %s", why[0])

@@ -39,7 +39,8 @@ import pyarrow.compute as pc
 from silver.join.schemas import OPERATOR_ARROW, table_of
 from silver.join.state import EXPIRED_ARROW, PENDING_COLUMNS, JoinState
 
-__all__ = ["INPUT_ARROW", "OUTPUT_ARROW", "OUTPUT_COLUMNS", "JoinEngine", "JoinParams"]
+__all__ = ["INPUT_ARROW", "OFFSET_ORDER", "OUTPUT_ARROW", "OUTPUT_COLUMNS", "JoinEngine",
+           "JoinParams"]
 
 INPUT_ARROW = pa.schema([("side", pa.int32()), ("partition", pa.int32()), ("offset", pa.int64()),
                          ("id", pa.string()), ("created_ms", pa.int64())])  # fmt: skip
@@ -47,7 +48,8 @@ INPUT_ARROW = pa.schema([("side", pa.int32()), ("partition", pa.int32()), ("offs
 OUTPUT_COLUMNS = ["record", "id", "left_created_ms", "right_created_ms", "left_partition",
                   "left_offset", "right_partition", "right_offset", "clock_ms", "expiry_ms"]  # fmt: skip
 OUTPUT_ARROW = pa.schema([OPERATOR_ARROW.field(name) for name in OUTPUT_COLUMNS])
-_SORT = [("side", "ascending"), ("partition", "ascending"), ("offset", "ascending")]
+OFFSET_ORDER = [("side", "ascending"), ("partition", "ascending"), ("offset", "ascending")]
+"""Rows in the order their topics hold them: by side, partition and offset."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ class JoinEngine:
             The emitted rows (:data:`OUTPUT_ARROW`).
         """
         rows = rows.select(INPUT_ARROW.names).cast(INPUT_ARROW)
-        ordered = rows.take(pc.sort_indices(rows, _SORT))  # a stable sort
+        ordered = rows.take(pc.sort_indices(rows, OFFSET_ORDER))  # a stable sort
         self._advance(ordered)
         records = ordered.filter(pc.and_(pc.is_valid(ordered["id"]),
                                          pc.is_valid(ordered["created_ms"])))  # fmt: skip
@@ -157,7 +159,8 @@ class JoinEngine:
         # future must not inflate the latency of what it flushes.
         newest = pc.max(timed.filter(pc.is_valid(timed["id"]))["created_ms"]).as_py()
         if newest is not None:
-            self.state.clock = max(self.state.clock or -(1 << 62), newest)
+            clock = self.state.clock
+            self.state.clock = newest if clock is None else max(clock, newest)
 
     def _match(self) -> pa.Table:
         state = self.state

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from core.tables.task_files import TaskLanding, streaming_batch_id
 from silver.blocks import BLOCK_ROWS, FILES, pack, unpack
-from silver.join.engine import OUTPUT_COLUMNS, JoinEngine, JoinParams
+from silver.join.engine import OFFSET_ORDER, OUTPUT_COLUMNS, JoinEngine, JoinParams
 from silver.join.schemas import (
     JOINED_ARROW,
     OPERATOR_ARROW,
@@ -56,7 +56,10 @@ def join_shard_rows(shard: int, rows: pa.Table, snapshot: bytes | None,
     """One shard's batch of parsed rows -> emitted rows (:data:`EMITTED_ARROW`) and the new state bytes."""
     engine = JoinEngine.restore(params, snapshot)
     failed = pc.is_valid(rows["error"])
+    # In offset order, as the engine takes the rest: the order a shard's blocks arrive in
+    # may differ on a replay, whose files must hold the same bytes.
     bad = rows.filter(failed)
+    bad = bad.take(pc.sort_indices(bad, OFFSET_ORDER))
     emitted = engine.process(rows.filter(pc.invert(failed)))
     new_snapshot = engine.snapshot()
     clock = pa.scalar(engine.state.clock, pa.int64())
@@ -71,8 +74,9 @@ def join_shard_rows(shard: int, rows: pa.Table, snapshot: bytes | None,
                       pending_left=pa.array([engine.state.lefts.num_rows], pa.int64()),
                       pending_right=pa.array([engine.state.rights.num_rows], pa.int64()),
                       state_bytes=pa.array([len(new_snapshot)], pa.int64()))  # fmt: skip
+    # One chunk: each chunk would otherwise become a block (and a row group) of its own.
     out = pa.concat_tables([table_of(EMITTED_ARROW, emitted.num_rows, **dict(zip(
-        emitted.column_names, emitted.columns, strict=True))), quarantine, status])  # fmt: skip
+        emitted.column_names, emitted.columns, strict=True))), quarantine, status]).combine_chunks()  # fmt: skip
     return out.set_column(0, "shard", pa.repeat(pa.scalar(shard, pa.int32()), out.num_rows)), new_snapshot
 
 

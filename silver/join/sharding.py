@@ -54,5 +54,6 @@ def tag_shards(rows: pa.Table, shards: int) -> pa.Table:
     parts = [(records, shard_of_ids(records["id"], shards)),
              (failed, failed["partition"].to_numpy() % shards),
              *((heartbeats, np.full(heartbeats.num_rows, shard)) for shard in range(shards))]  # fmt: skip
+    # One chunk, so each shard's rows pack into as few blocks as before.
     return pa.concat_tables([pa.table([pa.array(shard, pa.int32()), *part.columns], schema=TAGGED_ARROW)
-                             for part, shard in parts])  # fmt: skip
+                             for part, shard in parts]).combine_chunks()  # fmt: skip

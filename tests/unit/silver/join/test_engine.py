@@ -171,3 +171,21 @@ def test_state_stays_bounded_by_the_window_on_a_long_stream():
     # The closing heartbeats flush every pending record (only expired ids stay, for late rights).
     final = [JoinState.from_bytes(snapshot) for snapshot in join.snapshots.values()]
     assert all(state.lefts.num_rows == state.rights.num_rows == 0 for state in final)
+
+
+def test_a_clock_at_zero_is_a_clock():
+    engine = JoinEngine(JoinParams(window_ms=100, sync_delay_ms=0, partitions=(1, 1)))
+    _process(engine, _rows((0, 0, 0, "a", 0)))
+    _process(engine, _rows((0, 0, 1, "b", -5)))  # a record from before the newest
+    assert engine.state.clock == 0
+
+
+def test_quarantine_rows_do_not_follow_the_order_the_blocks_arrived_in():
+    rows = pd.DataFrame({"side": [1, 0, 0, 1], "partition": [2, 1, 0, 0], "offset": [7, 3, 9, 1],
+                         "id": ["a", None, None, "b"], "created_ms": [5, None, None, 6],
+                         "error": [None, "record without id", "not json", None]})  # fmt: skip
+    outputs = [join_shard_rows(0, pa.Table.from_pandas(frame, preserve_index=False), None,
+                               PARAMS)[0] for frame in (rows, rows.iloc[::-1])]  # fmt: skip
+    assert outputs[0].equals(outputs[1])
+    quarantined = as_pandas(outputs[0]).query("record == 'quarantine'")
+    assert quarantined["reason"].tolist() == ["not json", "record without id"]  # partition 0 first

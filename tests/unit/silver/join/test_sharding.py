@@ -9,6 +9,7 @@ from silver.join.engine import JoinParams
 from silver.join.local import as_pandas
 from silver.join.operator import join_shard_rows
 from silver.join.sharding import shard_of_ids, tag_shards
+from silver.join.source import join_blocks
 
 
 def test_records_go_to_their_id_shard_and_heartbeats_to_every_shard():
@@ -58,3 +59,14 @@ def test_bad_rows_come_out_as_quarantine_with_their_reason():
     bad = out[out["record"] == "quarantine"].iloc[0]
     assert (bad["right_partition"], bad["right_offset"]) == (2, 9)
     assert bad["reason"].startswith("not a join record")
+
+
+def test_each_shard_gets_one_block_of_records_heartbeats_and_bad_values():
+    values = [b'{"id": "a", "created_ms": 1}', b'{"id": "b", "created_ms": 2}',
+              b'{"heartbeat": true, "created_ms": 3}', b"not json"]  # fmt: skip
+    kafka = pa.RecordBatch.from_pydict({"value": pa.array(values, pa.binary()),
+                                        "partition": pa.array([0] * 4, pa.int32()),
+                                        "offset": pa.array(range(4), pa.int64())})  # fmt: skip
+    blocks = join_blocks(kafka, 0, 2, [10, 11]).to_pydict()
+    assert sorted(blocks["shard"]) == [0, 1]  # one block each, whatever each holds
+    assert sum(blocks["rows"]) == 2 + 2 + 1  # the records, the heartbeat per shard, the bad value
