@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 
 import pandas as pd
+import pyarrow.compute as pc
 
 from bench.procfs import rss_mb
 from bronze.join_data import JoinDataSpec, generate
@@ -58,11 +59,11 @@ def run(seconds: float, report_s: float, shards: int, batch: int, rate: float) -
     pairs = pairs_since = records = 0
     for frame in stream(100_000, rate, 4, batch):
         out = join.process(frame)
-        matched = int((out["record"] == "matched").sum())
+        matched = int(pc.sum(pc.equal(out["record"], "matched")).as_py() or 0)
         pairs, pairs_since, records = pairs + matched, pairs_since + matched, records + len(frame)
         now = time.monotonic()
         if now - last >= report_s:
-            state = out[out["record"] == "state"]
+            state = out.filter(pc.equal(out["record"], "state"))
             reports.append({"elapsed_s": round(now - started, 1), "pairs": pairs,
                             "pairs_per_s": round(pairs_since / (now - last)),
                             "records_per_s": round(records / (now - started)),
@@ -70,7 +71,7 @@ def run(seconds: float, report_s: float, shards: int, batch: int, rate: float) -
                             "pairs_per_cpu_s": round(pairs / (time.process_time() - cpu_started)),
                             "rss_mb": round(rss_mb(os.getpid()), 1),
                             "state_mb": round(join.state_bytes() / 1e6, 2),
-                            "pending": int(state["pending_left"].sum() + state["pending_right"].sum())})  # fmt: skip
+                            "pending": pc.sum(state["pending_left"]).as_py() + pc.sum(state["pending_right"]).as_py()})  # fmt: skip
             print(json.dumps(reports[-1]), flush=True)
             last, pairs_since = now, 0
         if now - started >= seconds:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -67,11 +66,7 @@ def read_kafka_blocks(spark: SparkSession, topic: KafkaTopic, storage: Storage, 
             is not buried in a failed query's trace).
     """
     require_topic(topic)
-    if topic.min_partitions is None:
-        # Pieces of half a task each, packed into one task per core: tasks of similar
-        # size however many and however skewed the partitions.
-        cores = spark.sparkContext.defaultParallelism
-        topic = replace(topic, min_partitions=2 * cores, max_tasks=cores)
+    topic = topic.in_tasks(spark.sparkContext.defaultParallelism)  # one read task per core
     source = bind_source(spark, KafkaBlocksSource, client=topic.client, storage=storage)
     reader = spark.readStream.format(source).options(**topic.options())
     reader = reader.option("path", bronze).option("run_id", run_id)

@@ -36,14 +36,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from silver.join.schemas import OPERATOR_ARROW, table_of
+from silver.join.schemas import OPERATOR_ARROW, PARSED_ARROW, table_of
 from silver.join.state import EXPIRED_ARROW, PENDING_COLUMNS, JoinState
 
 __all__ = ["INPUT_ARROW", "OFFSET_ORDER", "OUTPUT_ARROW", "OUTPUT_COLUMNS", "JoinEngine",
            "JoinParams"]
 
-INPUT_ARROW = pa.schema([("side", pa.int32()), ("partition", pa.int32()), ("offset", pa.int64()),
-                         ("id", pa.string()), ("created_ms", pa.int64())])  # fmt: skip
+INPUT_ARROW = pa.schema([field for field in PARSED_ARROW if field.name != "error"])
 """A batch's rows as :meth:`JoinEngine.process` reads them (other columns are ignored)."""
 OUTPUT_COLUMNS = ["record", "id", "left_created_ms", "right_created_ms", "left_partition",
                   "left_offset", "right_partition", "right_offset", "clock_ms", "expiry_ms"]  # fmt: skip

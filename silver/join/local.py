@@ -35,20 +35,21 @@ class LocalJoin:
         self.shards = shards
         self.snapshots: dict[int, bytes | None] = dict.fromkeys(range(shards))
 
-    def process(self, batch: pd.DataFrame) -> pd.DataFrame:
+    def process(self, batch: pd.DataFrame) -> pa.Table:
         """One micro-batch of parsed rows (``PARSED_ARROW`` columns) -> every shard's emitted rows."""
-        tagged = tag_shards(pa.Table.from_pandas(batch, preserve_index=False), self.shards)
+        parsed = pa.Table.from_pandas(batch, schema=PARSED_ARROW, preserve_index=False)
+        tagged = tag_shards(parsed, self.shards)
         shards = tagged["shard"].to_numpy()
         outputs = []
         for shard in np.unique(shards).tolist():
             out, self.snapshots[shard] = join_shard_rows(shard, tagged.filter(pa.array(shards == shard)),
                                                          self.snapshots[shard], self.params)  # fmt: skip
             outputs.append(out)
-        return as_pandas(pa.concat_tables(outputs) if outputs else EMITTED_ARROW.empty_table())
+        return pa.concat_tables(outputs) if outputs else EMITTED_ARROW.empty_table()
 
     def run(self, batches: Iterable[pd.DataFrame]) -> pd.DataFrame:
-        """Every batch in turn; all emitted rows."""
-        return pd.concat([self.process(batch) for batch in batches], ignore_index=True)
+        """Every batch in turn; all emitted rows, as pandas."""
+        return as_pandas(pa.concat_tables([self.process(batch) for batch in batches]))
 
     def state_bytes(self) -> int:
         """Total size of the shards' snapshots."""

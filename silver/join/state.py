@@ -17,11 +17,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from core.errors import DkgError
+from silver.join.schemas import PARSED_ARROW
 
 __all__ = ["EXPIRED_ARROW", "PENDING_ARROW", "PENDING_COLUMNS", "JoinState", "JoinStateError"]
 
-PENDING_ARROW = pa.schema([("id", pa.string()), ("created_ms", pa.int64()),
-                           ("partition", pa.int32()), ("offset", pa.int64())])  # fmt: skip
+PENDING_ARROW = pa.schema([PARSED_ARROW.field(name) for name in ("id", "created_ms", "partition",
+                                                                   "offset")])  # fmt: skip
 PENDING_COLUMNS = PENDING_ARROW.names
 EXPIRED_ARROW = pa.schema([("id", pa.string()), ("expiry_ms", pa.int64())])
 """Left ids emitted unmatched, with the expiry time at which they were."""

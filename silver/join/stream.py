@@ -10,7 +10,6 @@ partition every record came from, the thing the seed's sync needs.
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.state import GroupStateTimeout
@@ -43,12 +42,9 @@ def join_stream(spark: SparkSession, topics: tuple[KafkaTopic, KafkaTopic], para
     # Grouped by the shard number itself, shards 0 and 1 would share a shuffle
     # partition, so one core would run both.
     keys = group_keys_for(spark, shards)
-    # A task costs about 0.1 s whatever it reads: one per core in all, the two topics
-    # sharing the cores, each task reading pieces of half its size one after the other.
+    # One read task per core in all, the two topics sharing the cores.
     per_topic = max(1, spark.sparkContext.defaultParallelism // len(topics))
-    topics = tuple(topic if topic.min_partitions is not None
-                   else replace(topic, min_partitions=2 * per_topic, max_tasks=per_topic)
-                   for topic in topics)  # fmt: skip
+    topics = tuple(topic.in_tasks(per_topic) for topic in topics)
     left, right = (read_join_blocks(spark, topic, side, shards, keys)
                    for side, topic in enumerate(topics))  # fmt: skip
     blocks = observe_input_rows(left.unionByName(right), "rows")  # progress counts records

@@ -160,7 +160,7 @@ def test_state_stays_bounded_by_the_window_on_a_long_stream():
     join = LocalJoin(PARAMS, shards=2)
     sizes, pending = [], []
     for batch in generated_batches(data.records, 4_000):
-        state = join.process(batch).query("record == 'state'")
+        state = as_pandas(join.process(batch)).query("record == 'state'")
         sizes.append(join.state_bytes())
         pending.append(int(state["pending_left"].sum() + state["pending_right"].sum()))
     steady = sizes[len(sizes) // 3:-2]  # skip the fill-up and the closing flush
