@@ -1,23 +1,35 @@
-"""Bronze messages -> parsed tuples or quarantine rows (pure pandas, no Spark).
+"""Bronze messages -> parsed tuples or quarantine rows (pure Arrow, no Spark).
 
 Runs inside the routing step's ``applyInPandasWithState`` on executors: it must
 be importable and picklable there, so it takes plain values and returns plain
-pandas frames.
+Arrow tables.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from silver.parsers.common import Parser
 from silver.parsers.keyed_json import ParsedColumns
 from silver.parsers.registry import ParseError, batch_parser_for, parser_for
 
-__all__ = ["PARSED_COLUMNS", "parse_raw_events", "splitter_of"]
+__all__ = ["PARSED_ARROW", "parse_raw_events", "splitter_of"]
 
-PARSED_COLUMNS = ["run_id", "splitter", "partition", "offset", "tuple_index", "key", "count",
-                  "event_time_ms", "error", "payload"]  # fmt: skip
+PARSED_ARROW = pa.schema([
+    ("run_id", pa.string()), ("splitter", pa.int32()), ("partition", pa.int32()),
+    ("offset", pa.int64()), ("tuple_index", pa.int32()), ("key", pa.string()),
+    ("count", pa.int64()), ("event_time_ms", pa.int64()), ("error", pa.string()),
+    ("payload", pa.binary()),
+])  # fmt: skip
+"""A parsed tuple (``tuple_index`` 0, 1, ...), or a quarantined message: ``error`` set,
+the tuple's fields null and the message's value in ``payload`` (null for a tombstone)."""
+
+_MS_PER = {"s": (1000, 1), "ms": (1, 1), "us": (1, 1000), "ns": (1, 1_000_000)}
+# What a missing timestamp gave when it went through pandas (NaT as int64 ns, in ms):
+# every event time then falls out of range, so its message is quarantined, not lost.
+_NO_TIMESTAMP_MS = np.iinfo(np.int64).min // 1_000_000
 
 
 def splitter_of(partition: int, splitters: int) -> int:
@@ -25,14 +37,18 @@ def splitter_of(partition: int, splitters: int) -> int:
     return partition % splitters
 
 
-def _timestamps_ms(column: pd.Series) -> list[int]:
-    # Spark hands pandas nanoseconds, Arrow tables may carry microseconds: go through ns.
-    stamps = pd.to_datetime(column, utc=True).dt.as_unit("ns")
-    return (stamps.astype("int64") // 1_000_000).tolist()
+def _timestamps_ms(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A timestamp column of any unit as epoch milliseconds (floored)."""
+    times, divide = _MS_PER[column.type.unit]
+    ticks = pc.fill_null(column.cast(pa.int64()), 0).to_numpy()
+    stamps = ticks * times if times != 1 else ticks // divide
+    if column.null_count:
+        stamps[column.is_null().to_numpy(zero_copy_only=False)] = _NO_TIMESTAMP_MS
+    return stamps
 
 
-def parse_raw_events(raw: pd.DataFrame, source_type: str, splitters: int) -> pd.DataFrame:
-    """Parse a frame of ``bronze.raw_events`` rows.
+def parse_raw_events(raw: pa.Table, source_type: str, splitters: int) -> pa.Table:
+    """Parse a table of ``bronze.raw_events`` rows (``PARSED_ARROW`` rows out).
 
     Every message yields either its tuples (``tuple_index`` 0, 1, ...) or exactly
     one quarantine row whose ``error`` names the reason and keeps the payload, so
@@ -40,52 +56,50 @@ def parse_raw_events(raw: pd.DataFrame, source_type: str, splitters: int) -> pd.
     quarantined as ``null_value``).
     """
     # A Kafka tombstone (null value) has nothing to parse; it is still accounted for.
-    payloads = [None if value is None else bytes(value) for value in raw["value"]]
-    stamps = _timestamps_ms(raw["timestamp"])
+    # (Through numpy: 5x faster than to_pylist's scalar per value.)
+    payloads = raw.column("value").to_numpy(zero_copy_only=False).tolist()
+    stamps = _timestamps_ms(raw.column("timestamp"))
+    partitions = raw.column("partition").to_numpy().astype(np.int64)
     batch_parse = batch_parser_for(source_type)
     if batch_parse is not None:
-        frame = _one_tuple_frame(
-            raw, payloads, batch_parse(payloads, np.asarray(stamps)), splitters
-        )
-    else:
-        frame = _many_tuples_frame(raw, payloads, stamps, parser_for(source_type), splitters)
-        frame = frame.astype({"tuple_index": "Int32", "count": "Int64", "event_time_ms": "Int64"})
-    return frame
+        return _one_tuple_table(raw, partitions, batch_parse(payloads, stamps), splitters)
+    return _many_tuples_table(raw, partitions, payloads, stamps, parser_for(source_type), splitters)
 
 
-def _one_tuple_frame(raw: pd.DataFrame, payloads: list[bytes | None], parsed: ParsedColumns,
-                     splitters: int) -> pd.DataFrame:  # fmt: skip
+def _one_tuple_table(raw: pa.Table, partitions: np.ndarray, parsed: ParsedColumns,
+                     splitters: int) -> pa.Table:  # fmt: skip
     # Column-wise assembly from arrays: one row per message, as many rows as the input.
-    failed = pd.notna(parsed.errors)
-    partitions = raw["partition"].to_numpy(dtype="int64")
-    quarantined = np.full(len(payloads), None, dtype=object)
-    quarantined[failed] = [p for p, bad in zip(payloads, failed, strict=True) if bad]
-    return pd.DataFrame({
-        "run_id": raw["run_id"].to_numpy(), "splitter": partitions % splitters,
-        "partition": partitions, "offset": raw["offset"].to_numpy(dtype="int64"),
-        "tuple_index": pd.arrays.IntegerArray(np.zeros(len(failed), np.int32), failed.copy()),
-        "key": parsed.keys,
-        "count": pd.arrays.IntegerArray(parsed.counts, failed.copy()),
-        "event_time_ms": pd.arrays.IntegerArray(parsed.event_times_ms, failed.copy()),
-        "error": parsed.errors, "payload": quarantined,
-    }, columns=PARSED_COLUMNS)  # fmt: skip
+    failed = parsed.errors.is_valid()
+    fine = pc.invert(failed)
+    return pa.Table.from_arrays([
+        raw.column("run_id"), pa.array(partitions % splitters, pa.int32()),
+        raw.column("partition").cast(pa.int32()), raw.column("offset").cast(pa.int64()),
+        pa.array(np.zeros(len(partitions), np.int32), mask=~fine.to_numpy(zero_copy_only=False)),
+        parsed.keys,
+        pc.if_else(fine, pa.array(parsed.counts), pa.scalar(None, pa.int64())),
+        pc.if_else(fine, pa.array(parsed.event_times_ms), pa.scalar(None, pa.int64())),
+        parsed.errors,
+        pc.if_else(failed, raw.column("value"), pa.scalar(None, pa.binary())),
+    ], schema=PARSED_ARROW)  # fmt: skip
 
 
-def _many_tuples_frame(raw: pd.DataFrame, payloads: list[bytes | None], stamps: list[int],
-                       parse: Parser, splitters: int) -> pd.DataFrame:  # fmt: skip
-    rows = []
-    for run_id, partition, offset, payload, stamp in zip(
-        raw["run_id"], raw["partition"], raw["offset"], payloads, stamps, strict=True
-    ):
-        base = (run_id, splitter_of(int(partition), splitters), int(partition), int(offset))
+def _many_tuples_table(raw: pa.Table, partitions: np.ndarray, payloads: list[bytes | None],
+                       stamps: np.ndarray, parse: Parser, splitters: int) -> pa.Table:  # fmt: skip
+    found: list[tuple] = []
+    messages = zip(raw.column("run_id").to_pylist(), partitions.tolist(),
+                   raw.column("offset").to_pylist(), payloads, stamps.tolist(), strict=True)  # fmt: skip
+    for run_id, partition, offset, payload, stamp in messages:
+        base = (run_id, splitter_of(partition, splitters), partition, offset)
         if payload is None:
-            rows.append((*base, None, None, None, None, "null_value", None))
+            found.append((*base, None, None, None, None, "null_value", None))
             continue
         try:
             tuples = parse(payload, stamp)
         except ParseError as exc:
-            rows.append((*base, None, None, None, None, exc.reason, payload))
+            found.append((*base, None, None, None, None, exc.reason, payload))
             continue
-        for index, (key, count, event_time) in enumerate(tuples):
-            rows.append((*base, index, key, count, event_time, None, None))
-    return pd.DataFrame.from_records(rows, columns=PARSED_COLUMNS)
+        found.extend((*base, index, key, count, event_time, None, None)
+                     for index, (key, count, event_time) in enumerate(tuples))  # fmt: skip
+    columns = list(zip(*found, strict=True)) or [() for _ in PARSED_ARROW]
+    return pa.Table.from_arrays([pa.array(column, field.type) for column, field in
+                                 zip(columns, PARSED_ARROW, strict=True)], schema=PARSED_ARROW)  # fmt: skip

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from core.gc_pause import gc_paused
 from core.run_plan import RunPlan
@@ -26,11 +27,7 @@ from silver.parsing import parse_raw_events
 from silver.schemas import ROUTED_ARROW, split_routed
 from silver.workers import tuples_by_worker
 
-__all__ = ["ROUTED_COLUMNS", "Routing", "route_blocks_with_state", "route_splitter_rows",
-           "snapshot_row"]  # fmt: skip
-
-ROUTED_COLUMNS = ["splitter", "partition", "offset", "tuple_index", "count", "event_time_ms",
-                  "worker", "run_id", "key", "error", "payload", "record"]  # fmt: skip
+__all__ = ["Routing", "route_blocks_with_state", "route_splitter_rows", "snapshot_row"]
 
 
 @dataclass(frozen=True)
@@ -50,34 +47,38 @@ class Routing:
         return cls(plan.source_type, plan.splitters, plan.grouping, plan.workers, dict(plan.params))
 
 
-def route_splitter_rows(
-    rows: pd.DataFrame, state: bytes | None, grouping: str, workers: int, params: dict[str, Any]
-) -> tuple[pd.DataFrame, bytes]:
-    """Route one splitter's rows of a micro-batch; returns them with ``worker`` and the new state."""
+def route_splitter_rows(rows: pa.Table, state: bytes | None, grouping: str, workers: int,
+                        params: dict[str, Any]) -> tuple[pa.Table, bytes]:  # fmt: skip
+    """Route one splitter's parsed rows (``PARSED_ARROW``) of a micro-batch.
+
+    Returns them as ``ROUTED_ARROW`` rows in routing order, with ``worker`` and
+    ``record``, and the grouping's new state.
+    """
     cls = grouping_class(grouping)
     router = cls.restore(workers, cls.params_type(**params), state)
-    ordered = rows.sort_values(["partition", "offset", "tuple_index"], kind="stable",
-                               na_position="first").reset_index(drop=True)  # fmt: skip
-    parsed = ordered["error"].isna().to_numpy()
-    routed = np.full(len(ordered), -1, dtype=np.int32)
-    if parsed.any():
-        keys = ordered.loc[parsed, "key"].to_numpy(dtype=object)
-        times = ordered.loc[parsed, "event_time_ms"].to_numpy(dtype=np.int64)
-        routed[parsed] = router.route(keys, times)
-    ordered["worker"] = routed
-    ordered["record"] = np.where(parsed, "tuple", "quarantine")
-    return ordered[ROUTED_COLUMNS], router.snapshot()
+    # A quarantined message has no tuple_index; it sorts before any tuple, as none shares its offset.
+    order = np.lexsort([pc.fill_null(rows[name], -1).to_numpy()
+                        for name in ("tuple_index", "offset", "partition")])  # fmt: skip
+    if (np.diff(order) < 0).any():
+        rows = rows.take(order)
+    parsed = rows["error"].is_null()
+    routed = np.full(rows.num_rows, -1, dtype=np.int32)
+    if (parsed_rows := parsed.to_numpy(zero_copy_only=False)).any():
+        tuples = rows.filter(parsed) if not parsed_rows.all() else rows
+        routed[parsed_rows] = router.route(tuples["key"], tuples["event_time_ms"].to_numpy())
+    routed_rows = rows.append_column("worker", pa.array(routed)).append_column(
+        "record", pc.if_else(parsed, "tuple", "quarantine"))
+    return routed_rows.select(ROUTED_ARROW.names).cast(ROUTED_ARROW), router.snapshot()
 
 
-def snapshot_row(rows: pd.DataFrame, snapshot: bytes) -> pd.DataFrame:
+def snapshot_row(rows: pa.Table, snapshot: bytes) -> pa.Table:
     """The splitter's state after a batch, as a ``snapshot`` record (for gold.hot_keys)."""
-    times = rows["event_time_ms"].dropna()
-    return pd.DataFrame([{
-        "run_id": rows["run_id"].iloc[0], "splitter": int(rows["splitter"].iloc[0]),
-        "partition": -1, "offset": -1, "tuple_index": None, "key": None, "count": None,
-        "event_time_ms": int(times.max()) if len(times) else None, "error": None,
-        "payload": snapshot, "worker": -2, "record": "snapshot",
-    }], columns=ROUTED_COLUMNS)  # fmt: skip
+    last = pc.max(rows["event_time_ms"]).as_py()
+    return pa.Table.from_pylist([{
+        "run_id": rows["run_id"][0].as_py(), "splitter": rows["splitter"][0].as_py(),
+        "partition": -1, "offset": -1, "event_time_ms": last, "payload": snapshot, "worker": -2,
+        "record": "snapshot",
+    }], schema=ROUTED_ARROW)  # fmt: skip
 
 
 def route_blocks_with_state(
@@ -103,16 +104,13 @@ def route_blocks_with_state(
     with gc_paused():
         blocks = pd.concat(list(frames), ignore_index=True)
         landed = (blocks["kind"] == FILES).to_numpy()
-        raw = unpack(blocks.loc[~landed, "block"]).to_pandas()
+        raw = unpack(blocks.loc[~landed, "block"])
         rows = parse_raw_events(raw, routing.source_type, routing.splitters)
         previous = state.get[0] if state.exists else None
         routed, snapshot = route_splitter_rows(rows, previous, routing.grouping, routing.workers,
                                                routing.params)  # fmt: skip
         recorded = snapshot_every == 1 or streaming_batch_id() % snapshot_every == 0
-        table = pa.concat_tables(
-            pa.Table.from_pandas(frame, schema=ROUTED_ARROW, preserve_index=False)
-            for frame in (routed, *([snapshot_row(rows, snapshot)] if recorded else []))
-        )
+        table = pa.concat_tables([routed, *([snapshot_row(rows, snapshot)] if recorded else [])])
         splitter = int(blocks["splitter"].iloc[0])
         if land is not None:  # with the bronze files the read tasks landed, if any
             files = pa.concat_tables([unpack(blocks.loc[landed, "block"], TASK_FILES_ARROW),

@@ -1,12 +1,12 @@
 """What a Kafka record's metadata must hold for the pipeline to carry it.
 
 A malformed *payload* becomes a ``silver.quarantine`` row. A record's Kafka
-timestamp cannot: bronze keeps it as a timestamp column, and silver's parsing
-and the rate sampler turn it into pandas nanoseconds, which end in April 2262.
-A producer that writes microseconds (or nanoseconds) where Kafka expects
-milliseconds lands far past that, and the task reading it would fail with
-pandas' ``OutOfBoundsDatetime`` and no word of which record. So readers check
-the timestamps they read and name the record.
+timestamp cannot: bronze keeps it as a timestamp column, which its readers'
+tools (a ``toPandas()``, a pandas-backed check) hold as pandas nanoseconds,
+ending in April 2262. A producer that writes microseconds (or nanoseconds)
+where Kafka expects milliseconds lands far past that, and whatever read it would
+fail with pandas' ``OutOfBoundsDatetime`` and no word of which record. So
+readers check the timestamps they read and name the record.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from bronze.datasets.base import TupleBatch
 from core.kafka.client import KafkaClient
@@ -62,14 +63,14 @@ class SampledTuples:
                 for i in range(0, len(self), size)]  # fmt: skip
 
 
-def _raw_frame(chunk: SampledChunk) -> pd.DataFrame:
+def _raw_rows(chunk: SampledChunk) -> pa.Table:
     n = len(chunk)
-    return pd.DataFrame({
-        "run_id": np.full(n, "", dtype=object),
-        "value": pd.Series(chunk.values, dtype=object),
-        "timestamp": pd.to_datetime(chunk.timestamps_ms, unit="ms", utc=True),
-        "partition": np.full(n, chunk.plan.partition, np.int32),
-        "offset": chunk.offsets,
+    return pa.table({
+        "run_id": pa.repeat(pa.scalar("", pa.string()), n),
+        "value": pa.array(chunk.values, pa.binary()),
+        "timestamp": pa.array(chunk.timestamps_ms, pa.timestamp("ms", tz="UTC")),
+        "partition": pa.repeat(pa.scalar(chunk.plan.partition, pa.int32()), n),
+        "offset": pa.array(chunk.offsets, pa.int64()),
     })  # fmt: skip
 
 
@@ -80,7 +81,7 @@ def parse_sample(sample: TopicSample, source_type: str) -> SampledTuples:
     for index, chunk in enumerate(sample.chunks):
         if not len(chunk):
             continue
-        parsed = parse_raw_events(_raw_frame(chunk), source_type, splitters=1)
+        parsed = parse_raw_events(_raw_rows(chunk), source_type, splitters=1).to_pandas()
         failed = parsed["error"].notna().to_numpy()
         refused.update(parsed.loc[failed, "error"].tolist())
         good = parsed.loc[~failed]

@@ -14,6 +14,7 @@ import mmh3
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from silver.groupings._murmur3 import hash_utf8_column
 
@@ -63,7 +64,9 @@ class KeyHashes:
 _SEEDS = (HOME_SEED, ALT_SEED, FINGERPRINT_SEED)
 
 
-def _utf8_column(keys: np.ndarray) -> pa.Array:
+def _utf8_column(keys: np.ndarray | pa.Array) -> pa.Array:
+    if isinstance(keys, pa.Array):
+        return keys.cast(pa.large_string())
     try:
         return pa.array(keys, type=pa.large_string())
     except (pa.ArrowTypeError, pa.ArrowInvalid):
@@ -71,7 +74,7 @@ def _utf8_column(keys: np.ndarray) -> pa.Array:
         return pa.array([str(k) for k in keys], type=pa.large_string())
 
 
-def _hash_distinct(keys: np.ndarray) -> np.ndarray:
+def _hash_distinct(keys: np.ndarray | pa.Array) -> np.ndarray:
     """``(len(keys), 3)`` int64: home, alt and fingerprint hash of each key."""
     column = _utf8_column(keys)
     _, offsets, data = column.buffers()
@@ -83,12 +86,27 @@ def _hash_distinct(keys: np.ndarray) -> np.ndarray:
     )  # fmt: skip
 
 
-def hash_keys(keys: np.ndarray | list[str] | pd.Series) -> KeyHashes:
+def _factorize(keys: np.ndarray | list[str] | pd.Series | pa.Array | pa.ChunkedArray
+               ) -> tuple[np.ndarray, np.ndarray | pa.Array]:  # fmt: skip
+    """Each key's code and the distinct keys, in first-seen order."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if isinstance(keys, pa.Array):
+        if keys.null_count:
+            raise ValueError(f"{keys.null_count} of the keys are null")
+        # Arrow hashes its string buffers directly: no Python str per key.
+        encoded = pc.dictionary_encode(keys)
+        return encoded.indices.to_numpy(), encoded.dictionary
+    return pd.factorize(np.asarray(keys, dtype=object), sort=False)
+
+
+def hash_keys(keys: np.ndarray | list[str] | pd.Series | pa.Array | pa.ChunkedArray) -> KeyHashes:
     """Hash a batch of string keys, hashing each distinct key once.
 
-    The distinct keys are found by ``pandas.factorize`` and hashed in one
-    compiled pass over their UTF-8 bytes (:mod:`silver.groupings._murmur3`);
-    the values are those of :func:`stable_hash` and ``mmh3.hash64``.
+    The distinct keys are found by ``pandas.factorize`` (Arrow's dictionary
+    encoding for an Arrow array) and hashed in one compiled pass over their
+    UTF-8 bytes (:mod:`silver.groupings._murmur3`); the values are those of
+    :func:`stable_hash` and ``mmh3.hash64``.
 
     Args:
         keys: the batch's keys, in order.
@@ -96,8 +114,10 @@ def hash_keys(keys: np.ndarray | list[str] | pd.Series) -> KeyHashes:
     Returns:
         Arrays aligned with ``keys``.
     """
-    codes, uniques = pd.factorize(np.asarray(keys, dtype=object), sort=False)
+    codes, uniques = _factorize(keys)
     table = _hash_distinct(uniques)
+    if isinstance(uniques, pa.Array):
+        uniques = uniques.to_numpy(zero_copy_only=False)
     return KeyHashes(
         home=table[:, 0][codes].astype(np.uint32),
         alt=table[:, 1][codes].astype(np.uint32),

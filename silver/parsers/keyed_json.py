@@ -66,13 +66,13 @@ _QUICK_KEY_CHARS = MAX_KEY_BYTES // 4  # shorter ASCII keys can never be too lon
 class ParsedColumns:
     """One tuple per message, column-wise; ``errors[i]`` is set where message i failed.
 
-    Failed rows have ``keys[i] = None`` and zeros in ``counts`` and ``event_times_ms``.
+    Failed rows have a null key and zeros in ``counts`` and ``event_times_ms``.
     """
 
-    keys: np.ndarray  # object: str or None
+    keys: pa.Array  # string, null where the message failed
     counts: np.ndarray  # int64
     event_times_ms: np.ndarray  # int64
-    errors: np.ndarray  # object: reason or None
+    errors: pa.Array  # string: the reason, null where the message parsed
 
 
 # msgspec raises UnicodeDecodeError, not DecodeError, for invalid UTF-8 in a string
@@ -121,8 +121,9 @@ def _encodes(key: str) -> bool:
 
 
 def _quick_ok(messages: list[_KeyedMessage | None], kafka_ms: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """Messages that certainly pass every check, with their counts and event times.
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array | None]:  # fmt: skip
+    """Messages that certainly pass every check, with their counts and event times, and
+    the keys of the messages that decoded (None if none did).
 
     The others are parsed one by one.
     """
@@ -131,7 +132,7 @@ def _quick_ok(messages: list[_KeyedMessage | None], kafka_ms: np.ndarray
     counts, times = np.zeros(n, np.int64), np.zeros(n, np.int64)
     present = [m for m in messages if m is not None]
     if not present:
-        return ok, counts, times
+        return ok, counts, times, None
     counts[ok], counts_fit = _int64s([m.count for m in present])
     times[ok], times_fit = _int64s([m.timestamp for m in present])
     keys = _arrow_keys([m.key for m in present])
@@ -145,7 +146,33 @@ def _quick_ok(messages: list[_KeyedMessage | None], kafka_ms: np.ndarray
         & (times >= kafka_ms - MAX_EVENT_SKEW_MS)
         & (times <= kafka_ms + MAX_EVENT_SKEW_MS)
     )
-    return ok, counts, times
+    return ok, counts, times, keys
+
+
+def _parse_chunk(payloads: Sequence[bytes | None], kafka_ms: np.ndarray
+                 ) -> tuple[pa.Array, np.ndarray, np.ndarray, list[str | None]]:  # fmt: skip
+    """:func:`parse_keyed_json_batch` over one chunk; the errors as a list."""
+    present = [i for i, payload in enumerate(payloads) if payload is not None]
+    messages: list[_KeyedMessage | None] = [None] * len(payloads)
+    if present:
+        decoded = _decode_chunk([payloads[i] for i in present])
+        for i, message in zip(present, decoded, strict=True):
+            messages[i] = message
+    ok, counts, times, quick_keys = _quick_ok(messages, kafka_ms)
+    errors: list[str | None] = [None] * len(payloads)
+    if ok.all():  # the usual chunk: its keys are already in Arrow, one per message
+        return quick_keys, counts, times, errors
+    keys = [m.key if fine else None for m, fine in zip(messages, ok, strict=True)]
+    for i in np.flatnonzero(~ok).tolist():
+        if payloads[i] is None:
+            errors[i] = "null_value"
+            continue
+        try:
+            keys[i], counts[i], times[i] = parse_keyed_json(payloads[i], int(kafka_ms[i]))[0]
+        except ParseError as exc:
+            errors[i] = exc.reason
+            counts[i] = times[i] = 0
+    return pa.array(keys, pa.string()), counts, times, errors
 
 
 def parse_keyed_json_batch(payloads: Sequence[bytes | None], kafka_timestamps_ms: np.ndarray
@@ -157,34 +184,12 @@ def parse_keyed_json_batch(payloads: Sequence[bytes | None], kafka_timestamps_ms
     goes through :func:`parse_keyed_json`, so results and reasons are exactly the
     per-message parser's. A ``None`` payload (a Kafka tombstone) is ``null_value``.
     """
-    n = len(payloads)
     kafka_ms = np.asarray(kafka_timestamps_ms, dtype=np.int64)
-    keys = np.full(n, None, dtype=object)
-    counts = np.zeros(n, dtype=np.int64)
-    times = np.zeros(n, dtype=np.int64)
-    errors = np.full(n, None, dtype=object)
-    for first in range(0, n, _CHUNK):
-        chunk = payloads[first : first + _CHUNK]
-        present = [i for i, payload in enumerate(chunk) if payload is not None]
-        messages: list[_KeyedMessage | None] = [None] * len(chunk)
-        if present:
-            decoded = _decode_chunk([chunk[i] for i in present])
-            for i, message in zip(present, decoded, strict=True):
-                messages[i] = message
-        ok, chunk_counts, chunk_times = _quick_ok(messages, kafka_ms[first : first + len(chunk)])
-        rows = first + np.flatnonzero(ok)
-        keys[rows] = [m.key for m, fine in zip(messages, ok, strict=True) if fine]
-        counts[rows] = chunk_counts[ok]
-        times[rows] = chunk_times[ok]
-        for i in np.flatnonzero(~ok).tolist():
-            row = first + i
-            if chunk[i] is None:
-                errors[row] = "null_value"
-                continue
-            try:
-                keys[row], counts[row], times[row] = parse_keyed_json(chunk[i], int(kafka_ms[row]))[
-                    0
-                ]
-            except ParseError as exc:
-                errors[row] = exc.reason
-    return ParsedColumns(keys, counts, times, errors)
+    chunks = [_parse_chunk(payloads[first : first + _CHUNK], kafka_ms[first : first + _CHUNK])
+              for first in range(0, len(payloads), _CHUNK)]  # fmt: skip
+    if not chunks:
+        empty = np.zeros(0, np.int64)
+        return ParsedColumns(pa.array([], pa.string()), empty, empty, pa.array([], pa.string()))
+    keys, counts, times, errors = zip(*chunks, strict=True)
+    return ParsedColumns(pa.concat_arrays(keys), np.concatenate(counts), np.concatenate(times),
+                         pa.array([e for chunk in errors for e in chunk], pa.string()))  # fmt: skip

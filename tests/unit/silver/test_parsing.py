@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 
-import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -15,28 +14,26 @@ from tests.messages import keyed_json
 NOW = 1_767_225_600_000
 
 
-def _raw(payloads: list[bytes], unit: str) -> pd.DataFrame:
+def _raw(payloads: list[bytes], unit: str) -> pa.Table:
     stamps = pa.array([NOW * 1000 + 123] * len(payloads), pa.timestamp("us", tz="UTC"))
-    frame = pa.table({
+    return pa.table({
         "run_id": ["r"] * len(payloads), "partition": pa.array(range(len(payloads)), pa.int32()),
-        "offset": pa.array([7] * len(payloads), pa.int64()), "timestamp": stamps,
-        "value": payloads,
-    }).to_pandas()  # fmt: skip
-    frame["timestamp"] = frame["timestamp"].dt.as_unit(unit)
-    return frame
+        "offset": pa.array([7] * len(payloads), pa.int64()),
+        "timestamp": stamps.cast(pa.timestamp(unit, tz="UTC"), safe=False), "value": payloads,
+    })  # fmt: skip
 
 
 _keyed = functools.partial(keyed_json, timestamp=NOW)
 
 
-@pytest.mark.parametrize("unit", ["ns", "us", "ms"])
+@pytest.mark.parametrize("unit", ["ns", "us", "ms", "s"])
 @pytest.mark.parametrize("source", ["ZIPF", "TWITTER_TICKER"])
 def test_every_message_gives_its_tuples_or_one_quarantine_row(unit, source):
     tweet = json.dumps({"created_at": NOW, "text": "$AAPL up, $TSLA down"}).encode()
     good = _keyed("k", 3) if source == "ZIPF" else tweet
     payloads = [good, b"\xff", b"{}", _keyed("", 1), _keyed("k", -2), _keyed("k", True),
                 _keyed("k", 1, timestamp=NOW + 400 * 24 * 3600 * 1000)]  # fmt: skip
-    parsed = parse_raw_events(_raw(payloads, unit), source, splitters=2)
+    parsed = parse_raw_events(_raw(payloads, unit), source, splitters=2).to_pandas()
     tuples = parsed[parsed["error"].isna()]
     expected = [("k", 3)] if source == "ZIPF" else [("AAPL", 1), ("TSLA", 1)]
     assert list(zip(tuples["key"], tuples["count"], strict=True)) == expected
@@ -49,3 +46,12 @@ def test_every_message_gives_its_tuples_or_one_quarantine_row(unit, source):
     if source == "ZIPF":
         assert errors["error"].tolist() == ["not_utf8", "missing_field:key", "empty_key",
                                             "bad_count", "bad_count", "timestamp_out_of_range"]  # fmt: skip
+
+
+def test_a_message_without_a_kafka_timestamp_is_quarantined_not_lost():
+    raw = _raw([_keyed("k", 1), _keyed("k", 2)], "us")
+    raw = raw.set_column(raw.schema.get_field_index("timestamp"), "timestamp",
+                         pa.array([None, NOW * 1000], pa.timestamp("us", tz="UTC")))  # fmt: skip
+    parsed = parse_raw_events(raw, "ZIPF", splitters=1)
+    assert parsed["error"].to_pylist() == ["timestamp_out_of_range", None]
+    assert parsed["count"].to_pylist() == [None, 2]

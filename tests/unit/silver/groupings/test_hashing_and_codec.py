@@ -4,19 +4,31 @@ from dataclasses import dataclass
 
 import mmh3
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from silver.groupings.hashing import ALT_SEED, hash_keys, stable_hash
 from silver.groupings.state_codec import StateSerializationError, decode_state, encode_state
 
+KEYS = ["a", "b", "a", "ünïcödé", "", "a" * 2000, "b"]
 
-def test_batch_hashes_equal_murmur3_of_each_key():
-    keys = ["a", "b", "a", "ünïcödé", "", "a" * 2000]
-    hashes = hash_keys(keys)
-    assert hashes.home.tolist() == [mmh3.hash(k, 0, signed=False) for k in keys]
-    assert hashes.alt.tolist() == [mmh3.hash(k, ALT_SEED, signed=False) for k in keys]
-    assert hashes.fingerprint.tolist() == [mmh3.hash64(k, hashes_seed())[0] for k in keys]
+
+@pytest.mark.parametrize("as_column", [
+    list, pa.array, lambda keys: pa.chunked_array([pa.array(keys[:3]), pa.array(keys[3:])]),
+    lambda keys: pa.array(keys).slice(0),
+])  # fmt: skip
+def test_batch_hashes_equal_murmur3_of_each_key(as_column):
+    hashes = hash_keys(as_column(KEYS))
+    assert hashes.home.tolist() == [mmh3.hash(k, 0, signed=False) for k in KEYS]
+    assert hashes.alt.tolist() == [mmh3.hash(k, ALT_SEED, signed=False) for k in KEYS]
+    assert hashes.fingerprint.tolist() == [mmh3.hash64(k, hashes_seed())[0] for k in KEYS]
+    assert list(hashes.distinct_keys) == list(dict.fromkeys(KEYS))  # first-seen order
     assert stable_hash("a") == mmh3.hash("a", 0, signed=False)
+
+
+def test_a_null_key_in_an_arrow_column_is_refused():
+    with pytest.raises(ValueError, match="1 of the keys are null"):
+        hash_keys(pa.array(["a", None]))
 
 
 def hashes_seed() -> int:

@@ -56,9 +56,9 @@ def _one_by_one(payload: bytes | None, kafka_ms: int):
 def _batch(payloads: list[bytes | None], kafka_ms: list[int]):
     parsed = parse_keyed_json_batch(payloads, np.array(kafka_ms, dtype=np.int64))
     return [(error,) if error is not None else (key, int(count), int(event_time))
-            for key, count, event_time, error in zip(parsed.keys, parsed.counts,
-                                                     parsed.event_times_ms, parsed.errors,
-                                                     strict=True)]  # fmt: skip
+            for key, count, event_time, error in zip(parsed.keys.to_pylist(), parsed.counts,
+                                                     parsed.event_times_ms,
+                                                     parsed.errors.to_pylist(), strict=True)]  # fmt: skip
 
 
 _keyed = keyed_json

@@ -164,14 +164,14 @@ def test_non_bytes_payload(parse):
 
 
 def test_null_value_is_quarantined_not_dropped():
-    import pandas as pd
+    import pyarrow as pa
 
     from silver.parsing import parse_raw_events
 
-    raw = pd.DataFrame({"run_id": ["r", "r"], "partition": [0, 1], "offset": [5, 6],
-                        "timestamp": pd.to_datetime([NOW, NOW], unit="ms", utc=True),
-                        "value": [None, _keyed(key="a")]})  # fmt: skip
-    parsed = parse_raw_events(raw, "ZIPF", 2)
+    raw = pa.table({"run_id": ["r", "r"], "partition": pa.array([0, 1], pa.int32()),
+                    "offset": [5, 6], "timestamp": pa.array([NOW, NOW], pa.timestamp("ms", "UTC")),
+                    "value": [None, _keyed(key="a")]})  # fmt: skip
+    parsed = parse_raw_events(raw, "ZIPF", 2).to_pandas()
     assert parsed["error"].tolist()[0] == "null_value"
     assert parsed["key"].tolist()[1] == "a"
     assert len(parsed) == 2
