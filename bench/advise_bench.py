@@ -48,14 +48,15 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=Path("bench/results/advise.json"))
     args = parser.parse_args()
     configure_logging()
-    root = Path(tempfile.mkdtemp(prefix="dkg-advise-bench-"))
-    topic = f"zipf-{args.messages}-s42"  # a generated topic's name: the format follows from it
-    with LocalBroker(root / "kafka") as broker:
-        bootstrap = broker.start()
-        client = KafkaClient.from_config(load_settings(env={}).settings.kafka, bootstrap)
-        spec = DatasetSpec(name="ZIPF", messages=args.messages, rate=2000, seed=42)
-        produce(make_dataset(spec), client, topic, 4)
-        rounds = [_advise(topic, bootstrap, root) for _ in range(args.rounds)]
+    with tempfile.TemporaryDirectory(prefix="dkg-advise-bench-") as folder:
+        root = Path(folder)
+        topic = f"zipf-{args.messages}-s42"  # a generated topic's name: the format follows from it
+        with LocalBroker(root / "kafka") as broker:
+            bootstrap = broker.start()
+            client = KafkaClient.from_config(load_settings(env={}).settings.kafka, bootstrap)
+            spec = DatasetSpec(name="ZIPF", messages=args.messages, rate=2000, seed=42)
+            produce(make_dataset(spec), client, topic, 4)
+            rounds = [_advise(topic, bootstrap, root) for _ in range(args.rounds)]
     seconds = sorted(s for s, _ in rounds)
     result: dict[str, Any] = {"messages": args.messages, "seconds": [round(s, 1) for s in seconds],
                               "median_s": round(seconds[len(seconds) // 2], 1),

@@ -8,8 +8,8 @@ windows, through one partials feed and one backend, as the live driver does. It
 reports the process CPU each refresh took and a digest of the gold tables it
 left, so two versions of the code can be checked to publish the same rows.
 
-Record a run's silver with the pipeline benchmark (its warehouse stays under
-the temporary folder), then::
+Record a run's silver with ``python -m bench.pipeline_bench --mode live --keep`` (its
+warehouse stays in the folder it logs), then::
 
     python -m bench.gold_refresh_bench /tmp/dkg-bench-XXXX/live --run-id bench-live
 """

@@ -30,6 +30,7 @@ import argparse
 import logging
 import multiprocessing
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -53,7 +54,7 @@ from bronze.datasets.base import Dataset, DatasetSpec
 from bronze.datasets.registry import make_dataset
 from bronze.producer import produce
 from bronze.schemas import RAW_EVENTS
-from core.config import RunConfig, load_settings
+from core.config import RunConfig, Settings, load_settings
 from core.kafka.admin import end_offsets, ensure_topic, topic_exists
 from core.kafka.broker import LocalBroker
 from core.kafka.client import KafkaClient
@@ -356,6 +357,9 @@ def main() -> None:
     parser.add_argument("--peers", action="store_true",
                         help="also time quix-streams and a plain Spark job on the drain's topic")  # fmt: skip
     parser.add_argument("--output", type=Path, default=Path("bench/results/pipeline.json"))
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the brokers' data and the warehouses (about 1 GB per million "
+                             "messages) in the folder logged at the end, for bench.gold_refresh_bench")  # fmt: skip
     args = parser.parse_args()
     if args.peers and args.mode == "live":
         parser.error("--peers compares the drain: use --mode drain or both")
@@ -365,6 +369,18 @@ def main() -> None:
     quix_python = peers_python() if args.peers else ""
     spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
     root = Path(tempfile.mkdtemp(prefix="dkg-bench-"))
+    try:
+        results = _measure(args, spec, settings, quix_python, root)
+    finally:
+        if args.keep:
+            logger.info("brokers' data and warehouses kept in %s", root)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    publish(results, args.output)
+
+
+def _measure(args: argparse.Namespace, spec: DatasetSpec, settings: Settings, quix_python: str,
+             root: Path) -> dict[str, Any]:  # fmt: skip
     results: dict[str, Any] = {}
     with LocalBroker(root / "kafka") as broker:
         # The embedded broker with the local profile's client settings, as `dkg run` has them.
@@ -395,7 +411,7 @@ def main() -> None:
         measured = [mode for mode in ("drain", "live") if mode in results]
         for mode, parts in zip(measured, micro_batch_parts(event_log, "silver"), strict=True):
             results[mode]["micro_batches"] = parts
-    publish(results, args.output)
+    return results
 
 
 if __name__ == "__main__":

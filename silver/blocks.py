@@ -37,6 +37,9 @@ BRONZE_BLOCKS_ARROW = pa.schema([("splitter_group", pa.int32()), ("splitter", pa
 ROUTED_BLOCKS_DDL = "worker_group INT, kind STRING, rows LONG, block BINARY"
 ROUTED_BLOCKS_ARROW = pa.schema([("worker_group", pa.int32()), ("kind", pa.string()),
                                  ("rows", pa.int64()), ("block", pa.binary())])  # fmt: skip
+# A quarter of the bytes for the JVM to copy through Arrow, rows, the shuffle and back, for
+# about 2 ms of Python per 50,000 messages; in the calling thread, as each core runs a task.
+_PACKED = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)
 BRONZE = "bronze"
 """A splitter's bronze rows (``silver.schemas.BRONZE_INPUT`` columns), to route."""
 TUPLES = "tuples"
@@ -48,9 +51,9 @@ FILES = "files"
 
 
 def pack(batch: pa.RecordBatch | pa.Table) -> bytes:
-    """One Arrow IPC stream holding ``batch``."""
+    """One Arrow IPC stream holding ``batch``, LZ4-compressed."""
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, batch.schema) as writer:
+    with pa.ipc.new_stream(sink, batch.schema, options=_PACKED) as writer:
         writer.write(batch)
     return sink.getvalue().to_pybytes()
 

@@ -42,9 +42,9 @@ def join_stream(spark: SparkSession, topics: tuple[KafkaTopic, KafkaTopic], para
     # Grouped by the shard number itself, shards 0 and 1 would share a shuffle
     # partition, so one core would run both.
     keys = group_keys_for(spark, shards)
-    # One read task per core in all, the two topics sharing the cores.
-    per_topic = max(1, spark.sparkContext.defaultParallelism // len(topics))
-    topics = tuple(topic.in_tasks(per_topic) for topic in topics)
+    # One read task per core in all: the two topics share the cores, the left one taking an odd one.
+    cores = spark.sparkContext.defaultParallelism
+    topics = tuple(topic.in_tasks(max(1, (cores + 1 - side) // 2)) for side, topic in enumerate(topics))
     left, right = (read_join_blocks(spark, topic, side, shards, keys)
                    for side, topic in enumerate(topics))  # fmt: skip
     blocks = observe_input_rows(left.unionByName(right), "rows")  # progress counts records
