@@ -40,8 +40,9 @@ def splitter_of(partition: int, splitters: int) -> int:
 def _timestamps_ms(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """A timestamp column of any unit as epoch milliseconds (floored)."""
     times, divide = _MS_PER[column.type.unit]
-    ticks = pc.fill_null(column.cast(pa.int64()), 0).to_numpy()
-    stamps = ticks * times if times != 1 else ticks // divide
+    ticks = pc.fill_null(column.cast(pa.int64()), 0)
+    # Seconds past int64's milliseconds fail loudly rather than wrap.
+    stamps = (pc.multiply_checked(ticks, times) if times != 1 else ticks).to_numpy() // divide
     if column.null_count:
         stamps[column.is_null().to_numpy(zero_copy_only=False)] = _NO_TIMESTAMP_MS
     return stamps
@@ -57,17 +58,18 @@ def parse_raw_events(raw: pa.Table, source_type: str, splitters: int) -> pa.Tabl
     """
     # A Kafka tombstone (null value) has nothing to parse; it is still accounted for.
     # (Through numpy: 5x faster than to_pylist's scalar per value.)
-    payloads = raw.column("value").to_numpy(zero_copy_only=False).tolist()
+    values = raw.column("value").combine_chunks()  # pyarrow's if_else mishandles sliced chunks
+    payloads = values.to_numpy(zero_copy_only=False).tolist()
     stamps = _timestamps_ms(raw.column("timestamp"))
     partitions = raw.column("partition").to_numpy().astype(np.int64)
     batch_parse = batch_parser_for(source_type)
     if batch_parse is not None:
-        return _one_tuple_table(raw, partitions, batch_parse(payloads, stamps), splitters)
+        return _one_tuple_table(raw, values, partitions, batch_parse(payloads, stamps), splitters)
     return _many_tuples_table(raw, partitions, payloads, stamps, parser_for(source_type), splitters)
 
 
-def _one_tuple_table(raw: pa.Table, partitions: np.ndarray, parsed: ParsedColumns,
-                     splitters: int) -> pa.Table:  # fmt: skip
+def _one_tuple_table(raw: pa.Table, values: pa.Array, partitions: np.ndarray,
+                     parsed: ParsedColumns, splitters: int) -> pa.Table:  # fmt: skip
     # Column-wise assembly from arrays: one row per message, as many rows as the input.
     failed = parsed.errors.is_valid()
     fine = pc.invert(failed)
@@ -79,7 +81,7 @@ def _one_tuple_table(raw: pa.Table, partitions: np.ndarray, parsed: ParsedColumn
         pc.if_else(fine, pa.array(parsed.counts), pa.scalar(None, pa.int64())),
         pc.if_else(fine, pa.array(parsed.event_times_ms), pa.scalar(None, pa.int64())),
         parsed.errors,
-        pc.if_else(failed, raw.column("value"), pa.scalar(None, pa.binary())),
+        pc.if_else(failed, values, pa.scalar(None, pa.binary())),
     ], schema=PARSED_ARROW)  # fmt: skip
 
 

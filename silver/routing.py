@@ -59,8 +59,9 @@ def route_splitter_rows(rows: pa.Table, state: bytes | None, grouping: str, work
     # A quarantined message has no tuple_index; it sorts before any tuple, as none shares its offset.
     order = np.lexsort([pc.fill_null(rows[name], -1).to_numpy()
                         for name in ("tuple_index", "offset", "partition")])  # fmt: skip
-    if (np.diff(order) < 0).any():
-        rows = rows.take(order)
+    # One chunk either way: the silver tables' Parquet pages and the blocks then follow from
+    # the rows alone, not from how the read tasks happened to split them.
+    rows = rows.take(order) if (np.diff(order) < 0).any() else rows.combine_chunks()
     parsed = rows["error"].is_null()
     routed = np.full(rows.num_rows, -1, dtype=np.int32)
     if (parsed_rows := parsed.to_numpy(zero_copy_only=False)).any():

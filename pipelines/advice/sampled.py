@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from bronze.datasets.base import TupleBatch
 from core.kafka.client import KafkaClient
@@ -81,18 +82,15 @@ def parse_sample(sample: TopicSample, source_type: str) -> SampledTuples:
     for index, chunk in enumerate(sample.chunks):
         if not len(chunk):
             continue
-        parsed = parse_raw_events(_raw_rows(chunk), source_type, splitters=1).to_pandas()
-        failed = parsed["error"].notna().to_numpy()
-        refused.update(parsed.loc[failed, "error"].tolist())
-        good = parsed.loc[~failed]
+        parsed = parse_raw_events(_raw_rows(chunk), source_type, splitters=1)
+        failed = parsed["error"].is_valid()
+        refused.update(parsed.filter(failed)["error"].to_pylist())
+        # Filtered in Arrow: the tuples' columns have no nulls, so their integers stay exact.
+        good = parsed.filter(pc.invert(failed))
         frames.append(pd.DataFrame({
-            "key": good["key"].to_numpy(dtype=object),
-            "count": good["count"].to_numpy(dtype=np.int64),
-            "event_time_ms": good["event_time_ms"].to_numpy(dtype=np.int64),
-            "partition": good["partition"].to_numpy(dtype=np.int32),
-            "offset": good["offset"].to_numpy(dtype=np.int64),
-            "tuple_index": good["tuple_index"].to_numpy(dtype=np.int32),
-            "chunk": np.full(len(good), index, np.int32),
+            **{name: good[name].to_numpy(zero_copy_only=False) for name in
+               ("key", "count", "event_time_ms", "partition", "offset", "tuple_index")},
+            "chunk": np.full(good.num_rows, index, np.int32),
         }))  # fmt: skip
     if not frames:
         empty = np.empty(0, np.int64)

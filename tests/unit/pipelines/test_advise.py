@@ -236,6 +236,16 @@ def test_a_topic_rate_is_its_messages_over_its_span_when_the_ends_are_sampled():
     assert parse_sample(cut, "ZIPF").stream_tuples is None
 
 
+def test_a_sample_s_counts_stay_exact_beside_refused_messages():
+    big = [2**62 + 1, 2**63 - 1]
+    values = [json.dumps({"key": "k", "count": c, "timestamp": START_MS}).encode() for c in big]
+    chunk = _chunk(0, 0, 0, [0, 0, 0, 0], [*values, b"bad", None])
+    sample = TopicSample("t", {0: (0, 4)}, [chunk], [chunk.plan])
+    tuples = parse_sample(sample, "ZIPF")
+    assert tuples.counts.tolist() == big
+    assert tuples.unparsed == {"not_json": 1, "null_value": 1}
+
+
 @pytest.mark.parametrize("name", ["ZIPF", "TWITTER_TICKER"])
 def test_a_sample_parses_into_the_tuples_its_dataset_says_it_holds(name):
     # The generator's own tuples() view is what its messages hold (one tweet: many tickers).

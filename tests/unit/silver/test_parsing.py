@@ -55,3 +55,18 @@ def test_a_message_without_a_kafka_timestamp_is_quarantined_not_lost():
     parsed = parse_raw_events(raw, "ZIPF", splitters=1)
     assert parsed["error"].to_pylist() == ["timestamp_out_of_range", None]
     assert parsed["count"].to_pylist() == [None, 2]
+
+
+def test_sliced_chunks_keep_each_quarantined_payload():
+    payloads = [_keyed("k", 1), b"\xff", _keyed("k", 2), b"{}", _keyed("k", 3)]
+    raw = _raw(payloads, "us")
+    pieces = pa.concat_tables([raw.slice(0, 2), raw.slice(2, 2), raw.slice(4, 1)])
+    parsed = parse_raw_events(pieces, "ZIPF", splitters=1)
+    assert parsed["payload"].to_pylist() == [None, b"\xff", None, b"{}", None]
+    assert parsed["count"].to_pylist() == [1, None, 2, None, 3]
+
+
+def test_counts_beyond_float_precision_stay_exact_beside_a_quarantined_line():
+    raw = _raw([b"en Foo 9007199254740993 0", b"bad line"], "us")
+    parsed = parse_raw_events(raw, "WIKIPEDIA_PAGEVIEWS", splitters=1)
+    assert parsed["count"].to_pylist() == [9007199254740993, None]
