@@ -14,15 +14,13 @@ import pyarrow.compute as pc
 from silver.parsers.common import Parser
 from silver.parsers.keyed_json import ParsedColumns
 from silver.parsers.registry import ParseError, batch_parser_for, parser_for
+from silver.schemas import ROUTED_ARROW
 
 __all__ = ["PARSED_ARROW", "parse_raw_events", "splitter_of"]
 
-PARSED_ARROW = pa.schema([
-    ("run_id", pa.string()), ("splitter", pa.int32()), ("partition", pa.int32()),
-    ("offset", pa.int64()), ("tuple_index", pa.int32()), ("key", pa.string()),
-    ("count", pa.int64()), ("event_time_ms", pa.int64()), ("error", pa.string()),
-    ("payload", pa.binary()),
-])  # fmt: skip
+PARSED_ARROW = pa.schema([ROUTED_ARROW.field(name) for name in (
+    "run_id", "splitter", "partition", "offset", "tuple_index", "key", "count", "event_time_ms",
+    "error", "payload")])  # fmt: skip
 """A parsed tuple (``tuple_index`` 0, 1, ...), or a quarantined message: ``error`` set,
 the tuple's fields null and the message's value in ``payload`` (null for a tombstone)."""
 
@@ -88,8 +86,9 @@ def _one_tuple_table(raw: pa.Table, values: pa.Array, partitions: np.ndarray,
 def _many_tuples_table(raw: pa.Table, partitions: np.ndarray, payloads: list[bytes | None],
                        stamps: np.ndarray, parse: Parser, splitters: int) -> pa.Table:  # fmt: skip
     found: list[tuple] = []
-    messages = zip(raw.column("run_id").to_pylist(), partitions.tolist(),
-                   raw.column("offset").to_pylist(), payloads, stamps.tolist(), strict=True)  # fmt: skip
+    run_ids, offsets = (raw.column(name).to_numpy(zero_copy_only=False).tolist()
+                        for name in ("run_id", "offset"))  # fmt: skip
+    messages = zip(run_ids, partitions.tolist(), offsets, payloads, stamps.tolist(), strict=True)
     for run_id, partition, offset, payload, stamp in messages:
         base = (run_id, splitter_of(partition, splitters), partition, offset)
         if payload is None:
