@@ -47,12 +47,14 @@ def test_local_profile_applies_only_when_no_kafka_is_named():
     local = load_settings(env={})
     assert local.profile == "local"
     assert local.settings.kafka.consumer["queued.min.messages"] == "1"
+    # With that threshold, librdkafka's default 1-s fetch backoff stalled live reads.
+    assert int(local.settings.kafka.consumer["fetch.queue.backoff.ms"]) <= 50
     assert local.settings.kafka.topics.replication_factor == 1
 
     own = load_settings(env={"DKG_KAFKA__BOOTSTRAP_SERVERS": "kafka:9092"})
     assert own.profile is None
     consumer = own.settings.kafka.consumer
-    assert "queued.min.messages" not in consumer and "receive.message.max.bytes" not in consumer
+    assert not {"queued.min.messages", "receive.message.max.bytes", "fetch.queue.backoff.ms"} & set(consumer)
     assert own.settings.kafka.topics.replication_factor is None  # the cluster's default
     # Generated data carries past event times: topics the project creates keep them anywhere.
     assert own.settings.kafka.topics.config == {"retention.ms": "-1", "retention.bytes": "-1"}
