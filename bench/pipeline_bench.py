@@ -135,8 +135,8 @@ def drain(spark: Any, kafka: KafkaClient, broker_pid: int, warehouse: Warehouse,
             "baseline_consume_msg_per_s": round(baseline), "vs_baseline": round(rate / baseline, 3),
             "producer_msg_per_s": round(produce_rate), "broker_settle_s": round(settled, 1),
             "machine_cpu_s": cpu.seconds, "cpu_s": processes.cpu_by_kind(),
-            "read_mb": processes.read_mb_by_kind(), "driver_received_mb": received.megabytes(),
-            **_profile(times)}  # fmt: skip
+            "read_mb": processes.read_mb_by_kind(), "peak_rss_mb": processes.peak_rss_mb(),
+            "driver_received_mb": received.megabytes(), **_profile(times)}  # fmt: skip
 
 
 class _CpuMeter:
@@ -339,8 +339,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=10)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--grouping", default="DYNAMIC_KEY")
-    parser.add_argument("--max-offsets", type=int, default=1_000_000,
-                        help="Kafka messages per micro-batch (run.bronze_max_offsets_per_trigger)")
+    parser.add_argument("--max-offsets", type=int,
+                        help="Kafka messages per micro-batch (default: the run.bronze_max_offsets_per_trigger setting)")
     parser.add_argument("--mode", choices=("drain", "live", "both"), default="both")
     parser.add_argument("--trigger", type=float,
                         help="live: seconds per trigger (default: the run.trigger_interval_s setting)")
@@ -366,6 +366,7 @@ def main() -> None:
     configure_logging()
     settings = load_settings(env={}).settings
     args.trigger = args.trigger or settings.run.trigger_interval_s
+    args.max_offsets = args.max_offsets or settings.run.bronze_max_offsets_per_trigger
     quix_python = peers_python() if args.peers else ""
     spec = DatasetSpec(name="ZIPF", messages=args.messages, start_ms=time.time_ns() // 1_000_000)
     root = Path(tempfile.mkdtemp(prefix="dkg-bench-"))

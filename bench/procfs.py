@@ -203,6 +203,11 @@ class ProcessSampler(threading.Thread):
                        "last_quarter_max": round(max((s[kind] for s in totals[-quarter:]), default=0))}
                 for kind in (*self.kinds, "total")}  # fmt: skip
 
+    def peak_rss_mb(self) -> dict[str, int]:
+        """The largest RSS (MB) per process kind, and of all of them together, over the run."""
+        totals = [{**s, "total": sum(s[k] for k in self.kinds)} for s in self.samples]
+        return {kind: round(max((s[kind] for s in totals), default=0)) for kind in (*self.kinds, "total")}
+
     def per_minute(self) -> list[dict[str, int]]:
         """The largest RSS (MB) per kind in each minute, and the most Python workers alive."""
         minutes = [self.samples[start : start + 60] for start in range(0, len(self.samples), 60)]

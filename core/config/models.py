@@ -72,7 +72,7 @@ class RunConfig(_Section):
     # A micro-batch costs the driver a fixed ~0.1 CPU-s (its Delta commits, a gold refresh):
     # at 50,000 msg/s, 2 s keeps that under 1 CPU-s per million messages (docs/benchmarks.md).
     trigger_interval_s: float = _setting(0.5, "continuous mode: seconds between micro-batches of each query", gt=0)  # fmt: skip
-    bronze_max_offsets_per_trigger: int = _setting(1_000_000, "Kafka messages per micro-batch of the query that reads Kafka (bounds memory)", ge=1)  # fmt: skip
+    bronze_max_offsets_per_trigger: int = _setting(3_000_000, "Kafka messages per micro-batch of the query that reads Kafka (bounds memory)", ge=1)  # fmt: skip
     silver_max_bytes_per_trigger: int = _setting(48 << 20, "bronze Parquet bytes per silver micro-batch, whole commits, where silver reads bronze (not Kafka)", ge=1)  # fmt: skip
     quality_gates: bool = _setting(True, "validate each layer with its data-quality suites as the job writes it")  # fmt: skip
 
