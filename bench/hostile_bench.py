@@ -120,22 +120,24 @@ def main() -> None:
             kafka = KafkaClient.from_config(load_settings(env={}).settings.kafka, broker.start())
             spark = build_spark(python_daemon=WORKER_DAEMON, app_name="dkg-hostile-bench", master="local[2]")
             broker_pid = broker.status().pid
-            # The first drain of a session also starts Python workers and warms the JVM: not timed.
-            spec = DatasetSpec(name="ZIPF", messages=args.warmup_messages)
-            drain(
-                spark, kafka, broker_pid, Warehouse(root / "warmup"), args, make_dataset(spec), "warmup"
-            )
-            for number in range(args.rounds):
-                datasets = _datasets(args, time.time_ns() // 1_000_000)
-                order = ("clean", "hostile") if number % 2 == 0 else ("hostile", "clean")
-                figures: dict[str, Any] = {"order": list(order)}
-                for kind in order:
-                    name = f"bench-{kind}-{number}"
-                    warehouse = Warehouse(root / name)
-                    result = drain(spark, kafka, broker_pid, warehouse, args, datasets[kind], name)
-                    figures[kind] = _checked(result, datasets[kind], warehouse, name)
-                rounds.append(figures)
-            spark.stop()
+            try:
+                # The first drain of a session also starts Python workers and warms the JVM: not timed.
+                spec = DatasetSpec(name="ZIPF", messages=args.warmup_messages)
+                drain(
+                    spark, kafka, broker_pid, Warehouse(root / "warmup"), args, make_dataset(spec), "warmup"
+                )
+                for number in range(args.rounds):
+                    datasets = _datasets(args, time.time_ns() // 1_000_000)
+                    order = ("clean", "hostile") if number % 2 == 0 else ("hostile", "clean")
+                    figures: dict[str, Any] = {"order": list(order)}
+                    for kind in order:
+                        name = f"bench-{kind}-{number}"
+                        warehouse = Warehouse(root / name)
+                        result = drain(spark, kafka, broker_pid, warehouse, args, datasets[kind], name)
+                        figures[kind] = _checked(result, datasets[kind], warehouse, name)
+                    rounds.append(figures)
+            finally:  # a failed round must not leave the JVM running
+                spark.stop()
     publish({"rounds": rounds,
              "hostile_vs_clean_msg_per_s": _ratio(rounds, lambda r: r["msg_per_s"]),
              "hostile_vs_clean_cpu_s": _ratio(rounds, lambda r: sum(r["cpu_s"].values()))},

@@ -69,8 +69,8 @@ def micro_batch_parts(directory: Path, query: str, skip_first: int = 1) -> list[
     Returns:
         One dict per run: the batches counted, then per batch (medians, ms) Spark's
         progress phases, the jobs' wall time, the driver's share of ``addBatch``
-        outside the jobs, and per stage kind its wall time, tasks, and per task the
-        wall, the JVM thread's CPU and deserialisation time.
+        outside the jobs, and per stage kind its wall time, tasks, its slowest task's
+        wall, and per task the wall, the JVM thread's CPU and deserialisation time.
     """
     runs: list[str] = []
     progress: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -116,6 +116,9 @@ def _run_parts(batches: list[dict[str, Any]], batch_jobs: dict[tuple[str, int], 
             part = per_stage[_stage_kind(info)]
             part["wall_ms"].append(info["Completion Time"] - info["Submission Time"])
             part["tasks"].append(len(ran))
+            # The stage waits for its slowest task: pooled task walls hide a skewed one.
+            part["slowest_task_ms"].append(max((t["Task Info"]["Finish Time"] - t["Task Info"]["Launch Time"]
+                                                for t in ran), default=0))  # fmt: skip
             for task in ran:
                 metrics, timing = task["Task Metrics"], task["Task Info"]
                 part["task_wall_ms"].append(timing["Finish Time"] - timing["Launch Time"])

@@ -66,6 +66,7 @@ def test_each_stage_and_the_driver_outside_the_jobs(tmp_path: Path) -> None:
     assert read["wall_ms"] == 120
     assert read["tasks"] == 2
     assert read["task_wall_ms"] == (70 + 100) / 2  # of 50, 60, 70, 100, 120, 140
+    assert read["slowest_task_ms"] == 120  # of 100, 120, 140
     assert read["task_jvm_cpu_ms"] == 20
     route = run["stages"]["applyInPandasWithState"]
     assert (route["wall_ms"], route["tasks"], route["task_jvm_cpu_ms"]) == (220, 1, 50)
