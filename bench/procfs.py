@@ -198,15 +198,18 @@ class ProcessSampler(threading.Thread):
     def summary(self) -> dict[str, dict[str, int]]:
         """Per process kind and in total: the largest RSS (MB) in the first and last quarter."""
         quarter = max(1, len(self.samples) // 4)
-        totals = [{**s, "total": sum(s[k] for k in self.kinds)} for s in self.samples]
+        totals = self._with_totals()
         return {kind: {"first_quarter_max": round(max((s[kind] for s in totals[:quarter]), default=0)),
                        "last_quarter_max": round(max((s[kind] for s in totals[-quarter:]), default=0))}
                 for kind in (*self.kinds, "total")}  # fmt: skip
 
     def peak_rss_mb(self) -> dict[str, int]:
         """The largest RSS (MB) per process kind, and of all of them together, over the run."""
-        totals = [{**s, "total": sum(s[k] for k in self.kinds)} for s in self.samples]
+        totals = self._with_totals()
         return {kind: round(max((s[kind] for s in totals), default=0)) for kind in (*self.kinds, "total")}
+
+    def _with_totals(self) -> list[dict[str, float]]:
+        return [{**s, "total": sum(s[k] for k in self.kinds)} for s in self.samples]
 
     def per_minute(self) -> list[dict[str, int]]:
         """The largest RSS (MB) per kind in each minute, and the most Python workers alive."""

@@ -69,8 +69,9 @@ class RunConfig(_Section):
     speed: float | None = _setting(None, "instead of load: event time runs this many times faster than the wall clock in the queue model (`dkg run --speed` also paces the producer); a live topic (continuous) runs at 1 unless set", gt=0)  # fmt: skip
     work: Literal["model", "cpu"] = _setting("model", "model: the workers' service is the queue model's; cpu: each worker also really spends process_ms of CPU per tuple in its Spark task (physical mode)")  # fmt: skip
     continuous: bool = _setting(False, "follow the topic and refresh gold as messages arrive, until stopped (Ctrl-C, SIGTERM)")  # fmt: skip
-    # A micro-batch costs the driver a fixed ~0.1 CPU-s (its Delta commits, a gold refresh):
-    # at 50,000 msg/s, 2 s keeps that under 1 CPU-s per million messages (docs/benchmarks.md).
+    # A batch that overruns its trigger starts the next at once, so a short one costs CPU
+    # only where there is slack: at 50,000 msg/s, 0.5 s halves the latency of 2 s for
+    # about twice the CPU per message (docs/benchmarks.md).
     trigger_interval_s: float = _setting(0.5, "continuous mode: seconds between micro-batches of each query", gt=0)  # fmt: skip
     bronze_max_offsets_per_trigger: int = _setting(3_000_000, "Kafka messages per micro-batch of the query that reads Kafka (bounds memory)", ge=1)  # fmt: skip
     silver_max_bytes_per_trigger: int = _setting(48 << 20, "bronze Parquet bytes per silver micro-batch, whole commits, where silver reads bronze (not Kafka)", ge=1)  # fmt: skip
